@@ -1,0 +1,152 @@
+"""The seam between the agent loop and a model: neutral messages in, a stream of step events out.
+
+A backend knows nothing about ACP, sessions on the wire or tools' bodies. It sees the conversation as
+neutral messages plus the model-facing tool schemas, and yields one *step* (one model response) as
+events: thought and text deltas as they arrive, then exactly one `StepComplete` carrying the complete
+tool calls. Errors are `ModelError`s with a `kind` the loop can act on; nothing else escapes.
+
+Invariant: a backend never executes tools and never writes to stdout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+JsonObject = Mapping[str, Any]
+
+
+# --- conversation messages (what the loop sends) -------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class UserMessage:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRequest:
+    """One call the model asked for. `arguments` is the parsed object, or the raw string when the model
+    emitted something that is not a JSON object (the registry then fails the call with INVALID_ARGS)."""
+
+    id: str
+    name: str
+    arguments: JsonObject | str
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantMessage:
+    text: str = ""
+    tool_calls: tuple[ToolCallRequest, ...] = ()
+    reasoning: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultMessage:
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+
+
+Message = UserMessage | AssistantMessage | ToolResultMessage
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """The model-facing schema of one tool (exactly what `ToolRegistry.schemas()` yields)."""
+
+    name: str
+    description: str
+    parameters: JsonObject
+
+
+@dataclass(frozen=True, slots=True)
+class StepRequest:
+    """Everything a backend may look at to produce the next step.
+
+    `turn_index` counts the session's prompts from 0; `step_index` counts the steps of this turn from 0.
+    The scripted backend replays by these indices; a real model looks only at `messages` and `tools`.
+    """
+
+    messages: Sequence[Message]
+    tools: Sequence[ToolSpec]
+    turn_index: int
+    step_index: int
+    system_prompt: str | None = None
+
+
+# --- step events (what a backend yields) ---------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ThoughtDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallStarted:
+    """Optional early notice that the model began emitting a call (its arguments still streaming)."""
+
+    id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class StepComplete:
+    """The last event of every successful step. No tool calls means the turn ends."""
+
+    tool_calls: tuple[ToolCallRequest, ...] = ()
+    finish_reason: str | None = None
+    usage: Usage | None = None
+    # True when the scripted model has no turn left for this prompt (the loop says so to the user).
+    script_exhausted: bool = False
+
+
+StepEvent = ThoughtDelta | TextDelta | ToolCallStarted | StepComplete
+
+
+ModelErrorKind = Literal["auth", "rate_limit", "server", "connection", "protocol", "config", "other"]
+
+
+@dataclass(slots=True)
+class ModelError(Exception):
+    """A model call that failed for good (after any retries the backend does itself)."""
+
+    message: str
+    kind: ModelErrorKind = "other"
+    status: int | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ModelBackend(Protocol):
+    """One configured model. `name` is shown to users (e.g. `scripted:demo`, `openai:deepseek-chat`)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def stream_step(self, request: StepRequest) -> AsyncIterator[StepEvent]:
+        """Yield one step's events, ending with exactly one `StepComplete`.
+
+        Raises `ModelError` for failures. Cancellation (asyncio task cancel) must close any open
+        network stream promptly and propagate `CancelledError`.
+        """
+        ...
+
+    async def aclose(self) -> None: ...

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Debian packages the Python test suite uses: ripgrep (grep's fast path; the pure-Python path is
+# tested too). Idempotent and quiet when everything is present.
+set -euo pipefail
+need=()
+command -v rg >/dev/null || need+=(ripgrep)
+if ((${#need[@]})); then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+  else
+    echo "system-deps: missing ${need[*]} (not root; the tests that need them will say so)" >&2
+  fi
+fi
