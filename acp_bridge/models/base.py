@@ -10,6 +10,7 @@ Invariant: a backend never executes tools and never writes to stdout.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -33,6 +34,24 @@ class ToolCallRequest:
     id: str
     name: str
     arguments: JsonObject | str
+
+
+def _reject_non_json_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_tool_arguments(raw: str) -> JsonObject | str:
+    """A call's arguments as a model emitted them (a string) → what `ToolCallRequest.arguments` holds.
+
+    Returns the parsed object when `raw` is a JSON object; otherwise `raw` unchanged (invalid JSON, an
+    array, a scalar, or NaN/Infinity, which JSON does not have), so the registry fails that call with
+    INVALID_ARGS. Both backends share this so a script and a live model mean the same thing.
+    """
+    try:
+        value = json.loads(raw, parse_constant=_reject_non_json_constant)
+    except (ValueError, RecursionError):
+        return raw
+    return value if isinstance(value, dict) else raw
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,116 @@
+"""Cancellation handles: the Python counterpart of the seed's AbortSignal.
+
+A `CancelSignal` is a read-only view that fires once, with a reason; a `CancelController` owns it.
+`fuse()` builds a signal that fires when any of its parents fires, which is how the pipeline keeps the
+caller's cancellation alive under an execute wrapper's replacement signal (wrappers may replace the
+handle, never remove it).
+
+Tool bodies observe cancellation in two ways: the pipeline cancels the body's asyncio task when the
+signal fires (so every `await` is a checkpoint), and long-running code may poll `signal.cancelled` or
+`await signal.wait()` to clean up owned work (e.g. kill a process group) before it settles.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class CancelReason:
+    """Why a signal fired. `code` is a registry error code (CANCELLED, TIMEOUT, ...)."""
+
+    code: str
+    message: str
+
+
+class CancelSignal:
+    """Fires at most once. Callbacks run synchronously, in registration order, when it fires."""
+
+    __slots__ = ("_callbacks", "_event", "_reason")
+
+    def __init__(self) -> None:
+        self._reason: CancelReason | None = None
+        self._callbacks: list[Callable[[CancelReason], None]] | None = []
+        self._event: asyncio.Event | None = None
+
+    @property
+    def cancelled(self) -> bool:
+        return self._reason is not None
+
+    @property
+    def reason(self) -> CancelReason | None:
+        return self._reason
+
+    def on_cancel(self, callback: Callable[[CancelReason], None]) -> Callable[[], None]:
+        """Run `callback(reason)` when the signal fires (at once if it already has). Returns a disposer."""
+        if self._reason is not None:
+            callback(self._reason)
+            return _noop
+        assert self._callbacks is not None
+        self._callbacks.append(callback)
+
+        def dispose() -> None:
+            if self._callbacks is not None and callback in self._callbacks:
+                self._callbacks.remove(callback)
+
+        return dispose
+
+    async def wait(self) -> CancelReason:
+        """Wait until the signal fires; return its reason."""
+        if self._reason is not None:
+            return self._reason
+        if self._event is None:
+            self._event = asyncio.Event()
+        await self._event.wait()
+        assert self._reason is not None
+        return self._reason
+
+    def _fire(self, reason: CancelReason) -> None:
+        if self._reason is not None:
+            return
+        self._reason = reason
+        callbacks, self._callbacks = self._callbacks or [], None
+        if self._event is not None:
+            self._event.set()
+        for callback in callbacks:
+            callback(reason)
+
+
+class CancelController:
+    """Owns one signal and decides when it fires."""
+
+    __slots__ = ("signal",)
+
+    def __init__(self) -> None:
+        self.signal = CancelSignal()
+
+    def cancel(self, reason: CancelReason | None = None) -> None:
+        self.signal._fire(reason or CancelReason("CANCELLED", "cancelled"))
+
+
+def _noop() -> None:
+    return None
+
+
+NEVER = CancelSignal()
+"""A signal that never fires, for callers with no cancellation of their own."""
+
+
+def fuse(*signals: CancelSignal) -> CancelSignal:
+    """A signal that fires with the first parent's reason. One parent: returned as is (no copy)."""
+    distinct = [s for s in dict.fromkeys(signals) if s is not NEVER]
+    if not distinct:
+        return NEVER
+    if len(distinct) == 1:
+        return distinct[0]
+    controller = CancelController()
+    for parent in distinct:
+        if parent.cancelled:
+            assert parent.reason is not None
+            controller.cancel(parent.reason)
+            return controller.signal
+    for parent in distinct:
+        parent.on_cancel(controller.cancel)
+    return controller.signal

@@ -1,0 +1,241 @@
+"""`ToolDefinition`, the one registered shape of a tool, and `define_tool`, the typed way to build one.
+
+A raw `ToolDefinition` takes frozen JSON arguments and returns a JSON value; `define_tool` adds typed
+parameters and output for Python authors: pydantic models (or any type pydantic understands), or the
+seed's spec dictionaries. It compiles both to the enforced JSON-Schema subset, validates arguments before
+the body runs (`ToolArgsError`, listing every violation with its path) and the body's value against the
+output type (`ToolOutputError`).
+
+The registry calls `parse_args` once per call and hands the typed arguments to the body, `render`,
+`presentation_meta`, `is_concurrency_safe` and the presenters, so each runs against one validated view.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+from .content import ContentBlock, TextBlock
+from .errors import RegistrationError, ToolArgsError, ToolOutputError, Violation
+from .execution import ToolExecution, ToolExecutionResult, ToolResult, ToolRunContext
+from .json_schema import JsonSchema, assert_object_schema, assert_supported, validate
+from .json_values import JsonValue, thaw
+from .schema import compile_parameters_spec, compile_type, compile_value_spec
+
+RenderFn = Callable[[Any, JsonValue], Sequence[ContentBlock]]
+FinalizeFn = Callable[[ToolExecution, ToolExecutionResult], Sequence[ContentBlock] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutputDefinition:
+    """The mandatory canonical output contract: a raw schema, a pure renderer to model content, and an
+    optional pure projection to presentation metadata (persisted with the result for replay)."""
+
+    schema: JsonSchema
+    render: RenderFn
+    presentation_meta: Callable[[Any, JsonValue], JsonValue] | None = None
+    # Typed DSL hook: turn the canonical JSON value into the author's type before render/meta.
+    parse_value: Callable[[JsonValue], Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolDefinition:
+    """A registered tool. Only `name`, `description` and `parameters` ever reach a model."""
+
+    name: str
+    description: str
+    parameters: JsonSchema
+    output: ToolOutputDefinition
+    execute: Callable[[Any, ToolRunContext], Awaitable[Any]]
+    finalize_content: FinalizeFn | None = None
+    timeout_ms: float | None = None
+    is_concurrency_safe: Callable[[Any], bool] | None = None
+    present_call: Callable[[Any], Any] | None = None
+    present_result: Callable[[Any, ToolResult], Any] | None = None
+    # Typed DSL hook: validate and narrow frozen JSON arguments, raising ToolArgsError.
+    parse_args: Callable[[JsonValue], Any] | None = None
+
+
+def check_definition(definition: ToolDefinition) -> None:
+    """Registration-time checks. Raises RegistrationError naming the tool and every problem."""
+    problems: list[str] = []
+    if not isinstance(definition.name, str) or not definition.name:
+        problems.append("name must be a non-empty string")
+    if not isinstance(definition.description, str):
+        problems.append("description must be a string")
+    if not isinstance(definition.output, ToolOutputDefinition):
+        problems.append("output must be a ToolOutputDefinition (it is mandatory)")
+    else:
+        try:
+            assert_supported(definition.output.schema)
+        except ValueError as exc:
+            problems.append(f"output schema: {exc}")
+    try:
+        assert_object_schema(definition.parameters)
+    except ValueError as exc:
+        problems.append(f"parameters: {exc}")
+    timeout = definition.timeout_ms
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not math.isfinite(timeout)
+        or timeout <= 0
+    ):
+        problems.append(f"timeout_ms must be a positive finite number, got {timeout!r}")
+    if not callable(definition.execute):
+        problems.append("execute must be callable")
+    if problems:
+        raise RegistrationError(f"tool {getattr(definition, 'name', '?')!r}: " + "; ".join(problems))
+
+
+# --- define_tool ----------------------------------------------------------------------------------
+
+P = TypeVar("P")
+O = TypeVar("O")  # noqa: E741
+
+
+@dataclass(frozen=True, slots=True)
+class Output(Generic[P, O]):
+    """A typed output declaration: `type` is a Python type (or a seed spec mapping); `render` turns the
+    typed arguments and value into model content (a str is shorthand for one text block)."""
+
+    type: Any
+    render: Callable[[P, O], Sequence[ContentBlock] | str]
+    presentation_meta: Callable[[P, O], JsonValue] | None = None
+
+
+def _pydantic_violations(exc: ValidationError) -> list[Violation]:
+    out = []
+    for err in exc.errors():
+        path = "".join(f"/{part}" for part in err.get("loc", ()))
+        out.append(Violation(path, err.get("msg", "invalid")))
+    return out
+
+
+def define_tool(
+    *,
+    name: str,
+    description: str,
+    parameters: type[P] | Mapping[str, Any],
+    output: Output[P, O],
+    execute: Callable[[P, ToolRunContext], Awaitable[O]],
+    finalize_content: FinalizeFn | None = None,
+    timeout_ms: float | None = None,
+    concurrency_safe: bool | Callable[[P], bool] = False,
+    present_call: Callable[[P], Any] | None = None,
+    present_result: Callable[[P, ToolResult], Any] | None = None,
+) -> ToolDefinition:
+    """Build a `ToolDefinition` from typed parameters and output. See the module docstring."""
+    params_schema: dict[str, Any]
+    parse_args: Callable[[JsonValue], Any]
+    if isinstance(parameters, Mapping):
+        params_schema = compile_parameters_spec(parameters)
+
+        def parse_args(raw: JsonValue) -> Any:
+            violations = validate(params_schema, raw)
+            if violations:
+                raise ToolArgsError(name, violations)
+            return raw  # the frozen JSON object is the typed view for spec tools
+    else:
+        model: Any = parameters
+        params_schema = compile_type(model)
+        if params_schema.get("type") != "object":
+            raise RegistrationError(f"tool {name!r}: parameters must be an object type")
+        adapter: TypeAdapter[Any] = TypeAdapter(model)
+
+        def parse_args(raw: JsonValue) -> Any:
+            violations = validate(params_schema, raw)
+            if violations:
+                raise ToolArgsError(name, violations)
+            try:
+                return adapter.validate_python(thaw(raw))
+            except ValidationError as exc:
+                raise ToolArgsError(name, _pydantic_violations(exc)) from None
+
+    out_schema: dict[str, Any]
+    to_json: Callable[[Any], JsonValue]
+    from_json: Callable[[JsonValue], Any]
+    if isinstance(output.type, Mapping):
+        out_schema = compile_value_spec(output.type)
+
+        def to_json(value: Any) -> JsonValue:
+            return value
+
+        def from_json(value: JsonValue) -> Any:
+            return value
+    else:
+        out_adapter: TypeAdapter[Any] = TypeAdapter(output.type)
+        out_schema = compile_type(output.type, mode="serialization")
+        expected = output.type if isinstance(output.type, type) else None
+
+        def to_json(value: Any) -> JsonValue:
+            try:
+                if (
+                    expected is not None
+                    and issubclass(expected, BaseModel)
+                    and not isinstance(value, expected)
+                ):
+                    value = out_adapter.validate_python(value)
+                return out_adapter.dump_python(value, mode="json", by_alias=True)
+            except (ValidationError, TypeError, ValueError) as exc:
+                violations = (
+                    _pydantic_violations(exc)
+                    if isinstance(exc, ValidationError)
+                    else [Violation("", str(exc))]
+                )
+                raise ToolOutputError(name, violations) from None
+
+        def from_json(value: JsonValue) -> Any:
+            return out_adapter.validate_python(thaw(value))
+
+    async def run(args: Any, ctx: ToolRunContext) -> Any:
+        return to_json(await execute(args, ctx))
+
+    def render(args: Any, value: JsonValue) -> Sequence[ContentBlock]:
+        rendered = output.render(args, value)
+        if isinstance(rendered, str):
+            return (TextBlock(rendered),)
+        return rendered
+
+    meta_fn: Callable[[Any, JsonValue], JsonValue] | None = None
+    if output.presentation_meta is not None:
+        meta_fn = output.presentation_meta
+
+    if callable(concurrency_safe):
+        safe_fn: Callable[[Any], bool] = concurrency_safe
+    else:
+        flag = bool(concurrency_safe)
+
+        def safe_fn(_args: Any) -> bool:
+            return flag
+
+    return ToolDefinition(
+        name=name,
+        description=description,
+        parameters=params_schema,
+        output=ToolOutputDefinition(out_schema, render, meta_fn, parse_value=from_json),
+        execute=run,
+        finalize_content=finalize_content,
+        timeout_ms=timeout_ms,
+        is_concurrency_safe=safe_fn,
+        present_call=present_call,
+        present_result=present_result,
+        parse_args=parse_args,
+    )
+
+
+def parse_args_for_display(definition: ToolDefinition, raw: JsonValue) -> tuple[bool, Any]:
+    """Soft-validate arguments for presenters: (True, typed) or (False, None). Never raises.
+
+    Display must never crash a replay, so malformed or older logged argument shapes yield no view.
+    """
+    if definition.parse_args is None:
+        return True, raw
+    try:
+        return True, definition.parse_args(raw)
+    except Exception:
+        return False, None

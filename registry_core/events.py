@@ -1,0 +1,92 @@
+"""Durable records of tool calls, for session logs and replay.
+
+`tool/call` holds the call's identity and arguments; `tool/result` holds exactly what the seed persists:
+content, error and meta, never the canonical value (it is execution-local). Both round-trip through JSON,
+so a replay can run the same presenters and produce the same cards as the live session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .content import ContentBlock, content_from_json
+from .execution import ToolExecution, ToolExecutionResult, ToolFailureInfo, ToolResult
+from .json_values import JsonValue, snapshot, thaw
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallEvent:
+    call_id: str
+    name: str
+    arguments: JsonValue  # a JSON object, or the raw string the model emitted
+    type: Literal["tool/call"] = "tool/call"
+
+    @staticmethod
+    def of(execution: ToolExecution) -> ToolCallEvent:
+        return ToolCallEvent(execution.call_id, execution.name, execution.arguments)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "callId": self.call_id,
+            "name": self.name,
+            "arguments": thaw(self.arguments),
+        }
+
+    @staticmethod
+    def from_json(raw: Mapping[str, Any]) -> ToolCallEvent:
+        if raw.get("type") != "tool/call":
+            raise ValueError("not a tool/call event")
+        return ToolCallEvent(str(raw["callId"]), str(raw["name"]), snapshot(raw.get("arguments")))
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultEvent:
+    call_id: str
+    name: str
+    content: tuple[ContentBlock, ...]
+    is_error: bool
+    error: ToolFailureInfo | None = None
+    meta: JsonValue = None
+    type: Literal["tool/result"] = "tool/result"
+
+    @staticmethod
+    def of(execution: ToolExecution, result: ToolExecutionResult) -> ToolResultEvent:
+        return ToolResultEvent(
+            execution.call_id, execution.name, result.content, result.is_error, result.error, result.meta
+        )
+
+    def to_result(self) -> ToolResult:
+        """What `present_result` receives on replay (identical to the live projection)."""
+        return ToolResult(self.content, self.is_error, self.error, self.meta)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "type": self.type,
+            "callId": self.call_id,
+            "name": self.name,
+            "content": [b.to_json() for b in self.content],
+            "isError": self.is_error,
+        }
+        if self.error is not None:
+            out["error"] = self.error.to_json()
+        if self.meta is not None:
+            out["meta"] = thaw(self.meta)
+        return out
+
+    @staticmethod
+    def from_json(raw: Mapping[str, Any]) -> ToolResultEvent:
+        if raw.get("type") != "tool/result":
+            raise ValueError("not a tool/result event")
+        err = raw.get("error")
+        error = ToolFailureInfo(str(err["message"]), err.get("code")) if isinstance(err, Mapping) else None
+        return ToolResultEvent(
+            str(raw["callId"]),
+            str(raw["name"]),
+            tuple(content_from_json(b) for b in raw.get("content", ())),
+            bool(raw.get("isError")),
+            error,
+            snapshot(raw.get("meta")),
+        )

@@ -1,0 +1,192 @@
+"""One tool call as the pipeline sees it: its input, its frozen identity, its run context, its outcome.
+
+Call identity lives on the immutable `ToolExecution` (never on results), so no hook can create a second,
+disagreeing identity. Results are a closed union: `ToolSuccess` (with the execution-local canonical
+`value`) or `ToolFailure` (with a `ToolFailureInfo`); both carry the model-facing `content`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+from .cancellation import NEVER, CancelSignal
+from .content import ContentBlock, ContextMessage
+from .json_values import JsonValue
+
+if TYPE_CHECKING:
+    from .presentation import ToolProgress
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Agent:
+    """On whose behalf a call runs: the session's identity and workspace.
+
+    `cwd` is absolute; `roots` are the directories file tools may touch without asking (cwd first).
+    `services` carries host-provided capabilities a tool may use when present (e.g. editor file access).
+    """
+
+    id: str
+    cwd: str
+    roots: tuple[str, ...] = ()
+    services: dict[str, Any] = field(default_factory=dict)
+
+
+class ToolExecutionToken:
+    """Opaque call identity: compared by identity only, shared with nested calls as their `parent`."""
+
+    __slots__ = ("__weakref__", "_label")
+
+    def __init__(self, label: str) -> None:
+        self._label = label
+
+    def __repr__(self) -> str:
+        return f"<ToolExecutionToken {self._label}>"
+
+
+ProgressSink = Callable[["ToolExecution", "ToolProgress"], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolExecutionInput:
+    """What a caller supplies for one call. `arguments` are the parsed model arguments (a raw string
+    stands for unparseable model output and fails with INVALID_ARGS)."""
+
+    call_id: str
+    name: str
+    arguments: Any
+    signal: CancelSignal = NEVER
+    agent: Agent | None = None
+    parent: ToolExecutionToken | None = None
+    on_progress: ProgressSink | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolExecution:
+    """The pipeline-owned call: arguments snapshotted and deep-frozen once, a registry-assigned token."""
+
+    call_id: str
+    name: str
+    arguments: JsonValue
+    signal: CancelSignal
+    token: ToolExecutionToken
+    agent: Agent | None = None
+    parent: ToolExecutionToken | None = None
+    on_progress: ProgressSink | None = None
+
+    def with_signal(self, signal: CancelSignal) -> ToolExecution:
+        return replace(self, signal=signal)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFailureInfo:
+    """Canonical failure detail: a human message (no "Error: " envelope) and a stable code."""
+
+    message: str
+    code: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"message": self.message}
+        if self.code is not None:
+            out["code"] = self.code
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSuccess:
+    value: JsonValue
+    content: tuple[ContentBlock, ...]
+    meta: JsonValue = None
+    additional_contexts: tuple[ContextMessage, ...] = ()
+    concludes_turn: bool = False
+    is_error: Literal[False] = False
+
+    @property
+    def error(self) -> None:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFailure:
+    error: ToolFailureInfo
+    content: tuple[ContentBlock, ...]
+    meta: JsonValue = None
+    additional_contexts: tuple[ContextMessage, ...] = ()
+    is_error: Literal[True] = True
+
+    @property
+    def concludes_turn(self) -> bool:
+        return False
+
+
+ToolExecutionResult = ToolSuccess | ToolFailure
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """The durable projection of a result, what `present_result` and replay see: never the value."""
+
+    content: tuple[ContentBlock, ...]
+    is_error: bool
+    error: ToolFailureInfo | None = None
+    meta: JsonValue = None
+
+    @staticmethod
+    def of(result: ToolExecutionResult) -> ToolResult:
+        return ToolResult(result.content, result.is_error, result.error, result.meta)
+
+
+class ToolRunContext:
+    """Handed to a tool body: the execution plus the composite-tool and progress channels."""
+
+    __slots__ = ("_concluded", "_deferred", "execution")
+
+    def __init__(self, execution: ToolExecution) -> None:
+        self.execution = execution
+        self._deferred: list[ContextMessage] = []
+        self._concluded = False
+
+    @property
+    def call_id(self) -> str:
+        return self.execution.call_id
+
+    @property
+    def signal(self) -> CancelSignal:
+        return self.execution.signal
+
+    @property
+    def agent(self) -> Agent | None:
+        return self.execution.agent
+
+    @property
+    def token(self) -> ToolExecutionToken:
+        return self.execution.token
+
+    def defer_context(self, context: ContextMessage) -> None:
+        """Record nested-dispatch context; it reaches the loop after this call's result, in call order."""
+        self._deferred.append(context)
+
+    def conclude_turn(self) -> None:
+        """Mark a successful result as ending the agent turn (ignored when the call fails)."""
+        self._concluded = True
+
+    def progress(self, update: ToolProgress) -> None:
+        """Report live progress (e.g. terminal output). Never raises: a broken sink is not the tool's."""
+        sink = self.execution.on_progress
+        if sink is None:
+            return
+        try:
+            sink(self.execution, update)
+        except Exception:
+            import logging
+
+            logging.getLogger(__name__).exception("progress sink failed for call %s", self.call_id)
+
+    @property
+    def deferred_contexts(self) -> tuple[ContextMessage, ...]:
+        return tuple(self._deferred)
+
+    @property
+    def concluded(self) -> bool:
+        return self._concluded

@@ -1,0 +1,249 @@
+"""The enforced raw JSON-Schema subset: check a schema is inside it, validate a value against it.
+
+Raw schemas come from MCP servers, dynamic registrations and `define_tool`'s compiler. The subset is
+small on purpose, so that what the model is told is exactly what is enforced:
+
+  type (one of object/array/string/number/integer/boolean/null), properties, required,
+  additionalProperties (boolean), items, enum and const (scalars matching the node type),
+  oneOf (>= 2 branches, exactly one must match), and the annotations description, title, default,
+  examples (which must be lossless JSON). `{}` means any JSON value.
+
+`assert_supported` reports *every* unsupported keyword or malformed node with its path, in one error.
+`validate` returns *every* violation with its path (empty list = valid).
+
+Invariant: pure functions; no I/O, no knowledge of tools.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, Final
+
+from .errors import JsonSchemaError, Violation
+from .json_values import NotJsonError, snapshot
+
+JsonSchema = Mapping[str, Any]
+
+TYPES: Final = frozenset({"object", "array", "string", "number", "integer", "boolean", "null"})
+SCALAR_TYPES: Final = frozenset({"string", "number", "integer", "boolean", "null"})
+ANNOTATIONS: Final = frozenset({"description", "title", "default", "examples"})
+KEYWORDS: Final = (
+    frozenset({"type", "oneOf", "properties", "required", "additionalProperties", "items", "enum", "const"})
+    | ANNOTATIONS
+)
+OBJECT_ONLY: Final = ("properties", "required", "additionalProperties")
+
+
+def assert_supported(schema: Any) -> None:
+    """Raise `JsonSchemaError` listing every problem, or return None when `schema` is in the subset."""
+    problems: list[Violation] = []
+    _check_node(schema, "", problems)
+    if problems:
+        raise JsonSchemaError(problems)
+
+
+def assert_object_schema(schema: Any) -> None:
+    """Like `assert_supported`, and the root must be `type: object` (tool parameters, structured output)."""
+    problems: list[Violation] = []
+    _check_node(schema, "", problems)
+    if isinstance(schema, Mapping) and schema.get("type") != "object":
+        problems.append(Violation("", "the root must be {'type': 'object'}"))
+    if problems:
+        raise JsonSchemaError(problems)
+
+
+def _check_node(node: Any, path: str, problems: list[Violation]) -> None:
+    if not isinstance(node, Mapping):
+        problems.append(Violation(path, f"a schema node must be an object, got {type(node).__name__}"))
+        return
+    for key in node:
+        if key not in KEYWORDS:
+            problems.append(Violation(f"{path}/{key}", f"unsupported keyword {key!r}"))
+    typ = node.get("type")
+    if "type" in node and (not isinstance(typ, str) or typ not in TYPES):
+        problems.append(Violation(f"{path}/type", f"type must be one of {sorted(TYPES)}, got {typ!r}"))
+        typ = None
+    for key in ("description", "title"):
+        if key in node and not isinstance(node[key], str):
+            problems.append(Violation(f"{path}/{key}", f"{key} must be a string"))
+    for key in ("default", "examples"):
+        if key in node:
+            try:
+                snapshot(node[key])
+            except NotJsonError as exc:
+                problems.append(
+                    Violation(f"{path}/{key}{exc.path}", f"annotation is not lossless JSON: {exc.reason}")
+                )
+
+    if "oneOf" in node:
+        branches = node["oneOf"]
+        clash = [k for k in node if k in KEYWORDS and k not in ANNOTATIONS and k != "oneOf"]
+        if clash:
+            problems.append(Violation(path, f"oneOf cannot be combined with {clash}"))
+        if not isinstance(branches, list) or len(branches) < 2:
+            problems.append(Violation(f"{path}/oneOf", "oneOf needs a list of at least two branches"))
+        else:
+            for i, branch in enumerate(branches):
+                _check_node(branch, f"{path}/oneOf/{i}", problems)
+
+    if typ != "object":
+        for key in OBJECT_ONLY:
+            if key in node:
+                problems.append(Violation(f"{path}/{key}", f"{key} needs type 'object'"))
+    else:
+        props = node.get("properties", {})
+        if not isinstance(props, Mapping):
+            problems.append(Violation(f"{path}/properties", "properties must be an object"))
+            props = {}
+        for name, sub in props.items():
+            _check_node(sub, f"{path}/properties/{name}", problems)
+        if "required" in node:
+            req = node["required"]
+            if not isinstance(req, list) or not all(isinstance(r, str) for r in req):
+                problems.append(Violation(f"{path}/required", "required must be a list of strings"))
+            else:
+                if len(set(req)) != len(req):
+                    problems.append(Violation(f"{path}/required", "required names must be unique"))
+                for name in req:
+                    if name not in props:
+                        problems.append(
+                            Violation(f"{path}/required", f"required {name!r} is not in properties")
+                        )
+        if "additionalProperties" in node and not isinstance(node["additionalProperties"], bool):
+            problems.append(
+                Violation(f"{path}/additionalProperties", "additionalProperties must be a boolean")
+            )
+
+    if "items" in node:
+        if typ != "array":
+            problems.append(Violation(f"{path}/items", "items needs type 'array'"))
+        else:
+            _check_node(node["items"], f"{path}/items", problems)
+
+    for key in ("enum", "const"):
+        if key not in node:
+            continue
+        if typ is not None and typ not in SCALAR_TYPES:
+            problems.append(Violation(f"{path}/{key}", f"{key} is for scalar nodes, not {typ!r}"))
+            continue
+        values = node[key] if key == "enum" else [node[key]]
+        if key == "enum" and (not isinstance(values, list) or not values):
+            problems.append(Violation(f"{path}/enum", "enum must be a non-empty list"))
+            continue
+        for i, val in enumerate(values):
+            where = f"{path}/enum/{i}" if key == "enum" else f"{path}/const"
+            if not _is_scalar(val):
+                problems.append(Violation(where, f"{val!r} is not a JSON scalar"))
+            elif typ is not None and not _matches_type(typ, val):
+                problems.append(Violation(where, f"{val!r} does not match type {typ!r}"))
+
+
+def _is_scalar(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    return value is None or isinstance(value, (str, bool, int))
+
+
+def _matches_type(typ: str, value: Any) -> bool:
+    if typ == "object":
+        return isinstance(value, Mapping)
+    if typ == "array":
+        return isinstance(value, (list, tuple))
+    if typ == "string":
+        return isinstance(value, str)
+    if typ == "boolean":
+        return isinstance(value, bool)
+    if typ == "null":
+        return value is None
+    if isinstance(value, bool):
+        return False
+    if typ == "integer":
+        return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if typ == "number":
+        return isinstance(value, (int, float))
+    return False
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """JSON equality: 1 == 1.0, but True != 1 (Python conflates bools and ints)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and bool(a == b)
+
+
+def validate(schema: JsonSchema, value: Any) -> list[Violation]:
+    """Every way `value` violates `schema` (which must already pass `assert_supported`)."""
+    out: list[Violation] = []
+    _validate(schema, value, "", out)
+    return out
+
+
+def is_valid(schema: JsonSchema, value: Any) -> bool:
+    out: list[Violation] = []
+    _validate(schema, value, "", out)
+    return not out
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, Mapping):
+        return "object"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return type(value).__name__
+
+
+def _validate(node: JsonSchema, value: Any, path: str, out: list[Violation]) -> None:
+    typ = node.get("type")
+    if typ is not None and not _matches_type(typ, value):
+        out.append(Violation(path, f"expected {typ}, got {_type_name(value)}"))
+        return
+    if "enum" in node and not any(json_equal(value, v) for v in node["enum"]):
+        out.append(Violation(path, f"must be one of {list(node['enum'])!r}, got {value!r}"))
+    if "const" in node and not json_equal(value, node["const"]):
+        out.append(Violation(path, f"must be {node['const']!r}, got {value!r}"))
+    if "oneOf" in node:
+        matched = 0
+        for branch in node["oneOf"]:
+            branch_out: list[Violation] = []
+            _validate(branch, value, path, branch_out)
+            if not branch_out:
+                matched += 1
+        if matched == 0:
+            kinds = [str(b.get("type", "a listed shape")) for b in node["oneOf"]]
+            out.append(
+                Violation(path, f"expected one of {' | '.join(kinds)}, got {_type_name(value)} {value!r}")
+            )
+        elif matched > 1:
+            out.append(Violation(path, f"must match exactly one oneOf branch, matched {matched}"))
+    if isinstance(value, Mapping):
+        props: Mapping[str, Any] = node.get("properties", {})
+        for name in node.get("required", ()):
+            if name not in value:
+                out.append(Violation(f"{path}/{name}", "required property is missing"))
+        for name, item in value.items():
+            sub = props.get(name)
+            if sub is not None:
+                _validate(sub, item, f"{path}/{name}", out)
+            elif node.get("additionalProperties") is False:
+                out.append(Violation(f"{path}/{name}", "additional property is not allowed"))
+    elif isinstance(value, (list, tuple)) and "items" in node:
+        items = node["items"]
+        for i, item in enumerate(value):
+            _validate(items, item, f"{path}/{i}", out)

@@ -1,0 +1,151 @@
+"""Lossless JSON values: snapshot, deep-freeze and thaw.
+
+The pipeline materialises every value that crosses a seam (model arguments, tool values, presentation
+metadata) exactly once: `snapshot()` checks it is lossless JSON (str keys, finite numbers, no cycles, no
+foreign types) and returns a deep-frozen copy (`FrozenDict`, tuples) that later hooks cannot mutate.
+`thaw()` turns a frozen value back into plain dicts and lists for serialisation.
+
+Invariant: nothing here does I/O or knows about tools.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from typing import Any, TypeAlias
+
+JsonValue: TypeAlias = Any
+"""Any lossless JSON value (plain or frozen). Kept as Any: mypy cannot express recursive unions cheaply."""
+
+
+class NotJsonError(ValueError):
+    """A value that is not lossless JSON; `path` names where (JSON-pointer style)."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path or '/'}: {message}")
+        self.path = path
+        self.reason = message
+
+
+class FrozenDict(Mapping[str, Any]):
+    """An immutable JSON object. Reads like a dict; every write is an error."""
+
+    __slots__ = ("_data", "_hash")
+    _data: dict[str, Any]
+    _hash: int | None
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        object.__setattr__(self, "_data", data)
+        object.__setattr__(self, "_hash", None)
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return self._data.get(key, default)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, FrozenDict):
+            return bool(self._data == other._data)
+        if isinstance(other, Mapping):
+            return bool(self._data == dict(other))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            object.__setattr__(
+                self, "_hash", hash(frozenset((k, _hashable(v)) for k, v in self._data.items()))
+            )
+        assert self._hash is not None
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"FrozenDict({self._data!r})"
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise TypeError("FrozenDict is immutable")
+
+    def __delattr__(self, name: str) -> None:
+        raise TypeError("FrozenDict is immutable")
+
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_hashable(v) for v in value)
+    if isinstance(value, dict):
+        return frozenset((k, _hashable(v)) for k, v in value.items())
+    return value
+
+
+def snapshot(value: Any, *, path: str = "") -> JsonValue:
+    """Return a deep-frozen lossless copy of `value`, or raise `NotJsonError` naming the offending path.
+
+    Accepts dicts/Mappings (string keys), lists/tuples, str, bool, int, finite float and None.
+    """
+    return _snapshot(value, path, set())
+
+
+def _snapshot(value: Any, path: str, active: set[int]) -> JsonValue:
+    # Order matters: bool is an int subclass, and str is checked before generic sequences.
+    if value is None or isinstance(value, (str, bool)):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise NotJsonError(path, f"non-finite number {value!r} is not JSON")
+        return value
+    if isinstance(value, Mapping):
+        ident = id(value)
+        if ident in active:
+            raise NotJsonError(path, "cycle: the value contains itself")
+        active.add(ident)
+        try:
+            out: dict[str, Any] = {}
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise NotJsonError(path, f"object key {key!r} is not a string")
+                out[key] = _snapshot(item, f"{path}/{_escape(key)}", active)
+            return FrozenDict(out)
+        finally:
+            active.discard(ident)
+    if isinstance(value, (list, tuple)):
+        ident = id(value)
+        if ident in active:
+            raise NotJsonError(path, "cycle: the value contains itself")
+        active.add(ident)
+        try:
+            return tuple(_snapshot(item, f"{path}/{i}", active) for i, item in enumerate(value))
+        finally:
+            active.discard(ident)
+    raise NotJsonError(path, f"{type(value).__name__} is not a JSON value")
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+def thaw(value: JsonValue) -> Any:
+    """Plain (mutable, `json.dumps`-able) copy of a frozen or plain JSON value."""
+    if isinstance(value, Mapping):
+        return {k: thaw(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [thaw(v) for v in value]
+    return value
+
+
+def is_json_object(value: Any) -> bool:
+    return isinstance(value, Mapping)
+
+
+def is_json_array(value: Any) -> bool:
+    return isinstance(value, (list, tuple))

@@ -1,0 +1,262 @@
+"""The card vocabulary: provider-neutral render intents a tool returns for its calls and results.
+
+`present_call(args)` returns a `ToolCallView` (the pending card) and `present_result(args, result)` a
+`ToolResultView` (the completed card). Both are `card`-tagged unions that a UI bridge switches on; no UI
+ever special-cases a tool name. Completed views replace pending ones.
+
+`safe_present_call` / `safe_present_result` are the only way the rest of the system calls presenters: a
+presenter that raises, or returns something that is not a valid view, yields `None` (the caller falls
+back to a generic card). Presenters never raise into the pipeline or the bridge.
+
+Invariant: this module knows no wire protocol (ACP, LSP); `acp_bridge.mapping` is the one translator.
+Paths in views are absolute; display paths (relative to a session cwd) are the bridge's job.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from .json_values import JsonValue
+
+log = logging.getLogger(__name__)
+
+ToolCallKind = Literal["read", "edit", "delete", "move", "search", "execute", "fetch", "think", "other"]
+
+
+class _View(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=False)
+
+
+class FileLocation(_View):
+    """A file a call reads or modifies (for editor follow-along). `line` is 1-based."""
+
+    path: str
+    line: int | None = Field(default=None, ge=1)
+
+
+class FileDiff(_View):
+    """One file change. `old_text` None means the file is new."""
+
+    path: str
+    old_text: str | None
+    new_text: str
+
+
+class ReadFileLine(_View):
+    """One 1-based numbered line of a read window."""
+
+    number: int = Field(ge=1)
+    text: str
+
+
+class ContentText(_View):
+    """A text block a card shows (Markdown)."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+# --- pending (call-time) views -------------------------------------------------------------------
+
+
+class GenericCallView(_View):
+    card: Literal["generic"] = "generic"
+    title: str
+    kind: ToolCallKind = "other"
+    raw_input: JsonValue = None
+    content: tuple[ContentText, ...] = ()
+    locations: tuple[FileLocation, ...] = ()
+
+
+class TerminalCallView(_View):
+    """A shell command: `title` is the command itself, `description` renders above it."""
+
+    card: Literal["terminal"] = "terminal"
+    title: str
+    description: str | None = None
+    cwd: str | None = None
+
+
+class DiffCallView(_View):
+    card: Literal["diff"] = "diff"
+    title: str
+    diffs: tuple[FileDiff, ...]
+    locations: tuple[FileLocation, ...] = ()
+
+
+ToolCallView = Annotated[GenericCallView | TerminalCallView | DiffCallView, Field(discriminator="card")]
+
+
+# --- completed (result-time) views ---------------------------------------------------------------
+
+
+class GenericResultView(_View):
+    card: Literal["generic"] = "generic"
+    title: str | None = None
+    content: tuple[ContentText, ...] | None = None
+
+
+class TerminalResultView(_View):
+    card: Literal["terminal"] = "terminal"
+    title: str | None = None
+    output: str | None = None
+    exit_code: int | None = None
+    signal: str | None = None
+    # Where the full output went when `output` had to be capped (for the model and the user).
+    full_output_path: str | None = None
+
+
+class DiffResultView(_View):
+    """The applied change: hunks with context (edit, overwrite) or a whole-file diff (create)."""
+
+    card: Literal["diff"] = "diff"
+    title: str | None = None
+    diffs: tuple[FileDiff, ...]
+    locations: tuple[FileLocation, ...] = ()
+
+
+class SearchLine(_View):
+    number: int = Field(ge=1)
+    text: str
+
+
+class SearchFileMatches(_View):
+    path: str
+    lines: tuple[SearchLine, ...] = ()
+    count: int | None = None  # matches in this file when lines are not listed (count mode)
+
+
+class SearchResultView(_View):
+    """A discovery search. `shape` "matches" (grep) groups lines by file; "paths" (glob) lists paths.
+    `truncated`/`total` say whether the inline result was capped, so a UI never shows part as all."""
+
+    card: Literal["search"] = "search"
+    shape: Literal["matches", "paths"]
+    title: str | None = None
+    truncated: bool
+    total: int = Field(ge=0)
+    matches: tuple[SearchFileMatches, ...] = ()
+    paths: tuple[str, ...] = ()
+
+
+class ReadResultView(_View):
+    """A file read: `offset` is the 1-based first line the window asked for (kept when `lines` is
+    empty); `content` is the plain text a UI without read support falls back to."""
+
+    card: Literal["read"] = "read"
+    title: str | None = None
+    path: str
+    offset: int = Field(ge=1)
+    lines: tuple[ReadFileLine, ...]
+    total_lines: int = Field(ge=0)
+    lang: str | None = None
+    content: str | None = None
+    truncated: bool = False
+
+
+class WebSource(_View):
+    url: str
+    title: str | None = None
+    snippet: str | None = None
+
+
+class WebResultView(_View):
+    """A web retrieval. kind "fetch": url/status_code/truncated; kind "search": sources/answer."""
+
+    card: Literal["web"] = "web"
+    kind: Literal["search", "fetch"]
+    title: str | None = None
+    url: str | None = None
+    status_code: int | None = None
+    content_type: str | None = None
+    truncated: bool = False
+    sources: tuple[WebSource, ...] = ()
+    answer: str | None = None
+
+
+ToolResultView = Annotated[
+    GenericResultView
+    | TerminalResultView
+    | DiffResultView
+    | SearchResultView
+    | ReadResultView
+    | WebResultView,
+    Field(discriminator="card"),
+]
+
+_call_adapter: TypeAdapter[Any] = TypeAdapter(ToolCallView)
+_result_adapter: TypeAdapter[Any] = TypeAdapter(ToolResultView)
+
+CallViewT = GenericCallView | TerminalCallView | DiffCallView
+ResultViewT = (
+    GenericResultView
+    | TerminalResultView
+    | DiffResultView
+    | SearchResultView
+    | ReadResultView
+    | WebResultView
+)
+
+T = TypeVar("T")
+
+
+def _coerce(adapter: TypeAdapter[Any], value: Any, types: tuple[type, ...]) -> Any:
+    if isinstance(value, types):
+        return value
+    # A presenter may return a plain mapping; validate it into the typed view.
+    return adapter.validate_python(value)
+
+
+def safe_present_call(presenter: Callable[[], Any] | None, tool: str = "?") -> CallViewT | None:
+    """Run a call presenter; any exception or invalid view becomes None (logged, never raised)."""
+    if presenter is None:
+        return None
+    try:
+        view = presenter()
+        if view is None:
+            return None
+        coerced: CallViewT = _coerce(_call_adapter, view, (GenericCallView, TerminalCallView, DiffCallView))
+        return coerced
+    except (ValidationError, Exception) as exc:
+        log.warning("present_call of tool %r failed; falling back to a generic card: %s", tool, exc)
+        return None
+
+
+def safe_present_result(presenter: Callable[[], Any] | None, tool: str = "?") -> ResultViewT | None:
+    """Run a result presenter; any exception or invalid view becomes None (logged, never raised)."""
+    if presenter is None:
+        return None
+    try:
+        view = presenter()
+        if view is None:
+            return None
+        coerced: ResultViewT = _coerce(
+            _result_adapter,
+            view,
+            (
+                GenericResultView,
+                TerminalResultView,
+                DiffResultView,
+                SearchResultView,
+                ReadResultView,
+                WebResultView,
+            ),
+        )
+        return coerced
+    except (ValidationError, Exception) as exc:
+        log.warning("present_result of tool %r failed; falling back to a generic card: %s", tool, exc)
+        return None
+
+
+class TerminalOutputProgress(_View):
+    """Live progress of a running terminal tool: a chunk of output not reported before."""
+
+    kind: Literal["terminal_output"] = "terminal_output"
+    data: str
+
+
+ToolProgress = TerminalOutputProgress

@@ -1,0 +1,232 @@
+"""`ToolRegistry`: registration, visibility (restrictions and scoped overlays), the model-facing schema
+list, the policy hook lists, and the entry point `execute()`.
+
+Visibility: the global layer holds deployment-wide tools. A `ToolScope` sees the global layer filtered by
+every one of its `ToolRestriction`s (they intersect), with scope-local registrations laid over it (a
+local tool shadows a global one of the same name and is never filtered).
+
+`schemas()` builds the model-facing list through an explicit allowlist: name, description, parameters.
+Output declarations, bodies, callbacks and timeouts never reach a model.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from .definition import ToolDefinition, check_definition
+from .errors import RegistrationError
+from .execution import ToolExecutionInput, ToolExecutionResult
+from .json_values import NotJsonError, snapshot
+from .policy import (
+    ApprovalService,
+    ExecuteWrapper,
+    PostExecuteListener,
+    PreExecuteListener,
+    ResultObserver,
+    ToolGuard,
+)
+
+ExecutionMode = Literal["parallel", "exclusive"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRestriction:
+    """A filter over the global layer. `allow` (when given) keeps only those names; `deny` removes names.
+    A deny-only restriction admits globals registered later; an allow list excludes them."""
+
+    allow: frozenset[str] | None = None
+    deny: frozenset[str] = frozenset()
+
+    @staticmethod
+    def of(allow: Iterable[str] | None = None, deny: Iterable[str] = ()) -> ToolRestriction:
+        return ToolRestriction(frozenset(allow) if allow is not None else None, frozenset(deny))
+
+    def admits(self, name: str) -> bool:
+        if name in self.deny:
+            return False
+        return self.allow is None or name in self.allow
+
+
+def _dispose_from(items: list[Any], item: Any) -> Callable[[], None]:
+    def dispose() -> None:
+        for i, existing in enumerate(items):
+            if existing is item:
+                del items[i]
+                return
+
+    return dispose
+
+
+class ToolRegistry:
+    """The deployment-global tool layer plus the pipeline's hook lists."""
+
+    def __init__(self, *, approval: ApprovalService | None = None, timeout_policy: bool = True) -> None:
+        self._tools: dict[str, ToolDefinition] = {}
+        self.pre_execute: list[PreExecuteListener] = []
+        self.guards: list[ToolGuard] = []
+        self.execute_wrappers: list[ExecuteWrapper] = []
+        self.post_execute: list[PostExecuteListener] = []
+        self.result_observers: list[ResultObserver] = []
+        self.approval: ApprovalService | None = approval
+        self._tokens = itertools.count(1)
+        self._root = ToolScope(self, (), {})
+        if timeout_policy:
+            from .timeouts import timeout_wrapper
+
+            self.add_execute_wrapper(timeout_wrapper)
+
+    # --- registration ----------------------------------------------------------------------------
+
+    def register(self, definition: ToolDefinition) -> Callable[[], None]:
+        """Register a global tool; returns a disposer. Raises RegistrationError (checks, duplicates)."""
+        check_definition(definition)
+        if definition.name in self._tools:
+            raise RegistrationError(f"a tool named {definition.name!r} is already registered")
+        self._tools[definition.name] = definition
+
+        def dispose() -> None:
+            if self._tools.get(definition.name) is definition:
+                del self._tools[definition.name]
+
+        return dispose
+
+    def get(self, name: str) -> ToolDefinition | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return self._root.schemas()
+
+    def scope(
+        self, restrictions: Sequence[ToolRestriction] = (), local: Mapping[str, ToolDefinition] | None = None
+    ) -> ToolScope:
+        return ToolScope(self, tuple(restrictions), dict(local or {}))
+
+    @property
+    def root(self) -> ToolScope:
+        return self._root
+
+    # --- hooks (each returns a disposer) ---------------------------------------------------------
+
+    def on_pre_execute(self, listener: PreExecuteListener, *, first: bool = False) -> Callable[[], None]:
+        """Add a pre-execute listener; `first=True` puts it ahead of the others (the waterfall is ordered)."""
+        if first:
+            self.pre_execute.insert(0, listener)
+        else:
+            self.pre_execute.append(listener)
+        return _dispose_from(self.pre_execute, listener)
+
+    def add_guard(self, guard: ToolGuard) -> Callable[[], None]:
+        self.guards.append(guard)
+        return _dispose_from(self.guards, guard)
+
+    def add_execute_wrapper(self, wrapper: ExecuteWrapper, *, outermost: bool = False) -> Callable[[], None]:
+        """Wrappers run outermost first. The built-in timeout wrapper is innermost-first registered, so
+        later wrappers (retries, logging) see a timed-out call as its error result."""
+        if outermost:
+            self.execute_wrappers.insert(0, wrapper)
+        else:
+            self.execute_wrappers.append(wrapper)
+        return _dispose_from(self.execute_wrappers, wrapper)
+
+    def on_post_execute(self, listener: PostExecuteListener) -> Callable[[], None]:
+        self.post_execute.append(listener)
+        return _dispose_from(self.post_execute, listener)
+
+    def on_result(self, observer: ResultObserver) -> Callable[[], None]:
+        self.result_observers.append(observer)
+        return _dispose_from(self.result_observers, observer)
+
+    def next_token_label(self, call_id: str) -> str:
+        return f"{call_id}#{next(self._tokens)}"
+
+    # --- execution -------------------------------------------------------------------------------
+
+    async def execute(self, call: ToolExecutionInput) -> ToolExecutionResult:
+        return await self._root.execute(call)
+
+    def execution_mode(self, name: str, arguments: Any) -> ExecutionMode:
+        return self._root.execution_mode(name, arguments)
+
+
+class ToolScope:
+    """One scope's view: filtered globals with local registrations overlaid."""
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        restrictions: tuple[ToolRestriction, ...],
+        local: dict[str, ToolDefinition],
+    ) -> None:
+        self.registry = registry
+        self.restrictions = restrictions
+        self._local = local
+
+    def register(self, definition: ToolDefinition) -> Callable[[], None]:
+        """A scope-local tool: shadows a global of the same name, unaffected by restrictions."""
+        check_definition(definition)
+        if definition.name in self._local:
+            raise RegistrationError(f"a scoped tool named {definition.name!r} is already registered")
+        self._local[definition.name] = definition
+
+        def dispose() -> None:
+            if self._local.get(definition.name) is definition:
+                del self._local[definition.name]
+
+        return dispose
+
+    def restricted(self, restriction: ToolRestriction) -> ToolScope:
+        return ToolScope(self.registry, (*self.restrictions, restriction), self._local)
+
+    def _admits(self, name: str) -> bool:
+        return all(r.admits(name) for r in self.restrictions)
+
+    def get(self, name: str) -> ToolDefinition | None:
+        local = self._local.get(name)
+        if local is not None:
+            return local
+        if not self._admits(name):
+            return None
+        return self.registry.get(name)
+
+    def names(self) -> list[str]:
+        visible = [n for n in self.registry.names() if n not in self._local and self._admits(n)]
+        return visible + list(self._local)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        out = []
+        for name in self.names():
+            definition = self.get(name)
+            assert definition is not None
+            # The explicit allowlist; a deep copy so no caller can mutate a registered schema.
+            out.append(
+                {
+                    "name": definition.name,
+                    "description": definition.description,
+                    "parameters": copy.deepcopy(dict(definition.parameters)),
+                }
+            )
+        return out
+
+    def execution_mode(self, name: str, arguments: Any) -> ExecutionMode:
+        """`parallel` only when the tool's classifier returns exactly True; anything else is exclusive."""
+        definition = self.get(name)
+        if definition is None or definition.is_concurrency_safe is None or isinstance(arguments, str):
+            return "exclusive"
+        try:
+            frozen = snapshot(arguments)
+            typed = definition.parse_args(frozen) if definition.parse_args else frozen
+            return "parallel" if definition.is_concurrency_safe(typed) is True else "exclusive"
+        except (NotJsonError, Exception):
+            return "exclusive"
+
+    async def execute(self, call: ToolExecutionInput) -> ToolExecutionResult:
+        from .pipeline import run_pipeline
+
+        return await run_pipeline(self, call)

@@ -1,0 +1,36 @@
+"""The timeout policy: an execute wrapper that enforces a definition's `timeout_ms` cooperatively.
+
+It replaces the execution's signal with one fused from the caller's signal and a timer; when the timer
+fires first, the body's task is cancelled and the pipeline reports a TIMEOUT error result. `timeout_ms` is
+host-only metadata: it is never sent to a model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from .cancellation import CancelController, CancelReason, fuse
+from .errors import TIMEOUT
+from .execution import ToolExecution, ToolExecutionResult
+from .policy import ExecuteNext
+
+
+def _format_ms(ms: float) -> str:
+    return f"{ms / 1000:g} s" if ms >= 1000 else f"{ms:g} ms"
+
+
+async def timeout_wrapper(execution: ToolExecution, call_next: ExecuteNext) -> ToolExecutionResult:
+    from .pipeline import definition_of
+
+    definition = definition_of(execution)
+    if definition is None or definition.timeout_ms is None:
+        return await call_next(execution)
+    controller = CancelController()
+    reason = CancelReason(
+        TIMEOUT, f"Tool {execution.name!r} timed out after {_format_ms(definition.timeout_ms)}."
+    )
+    handle = asyncio.get_running_loop().call_later(definition.timeout_ms / 1000, controller.cancel, reason)
+    try:
+        return await call_next(execution.with_signal(fuse(execution.signal, controller.signal)))
+    finally:
+        handle.cancel()

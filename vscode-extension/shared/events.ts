@@ -1,0 +1,49 @@
+/**
+ * SessionEvent: every change to a SessionState, as data. The host produces events (from ACP traffic and
+ * from its own actions), applies them to its state, and forwards the same events to the webview, which
+ * applies them with the same reducer. A snapshot plus the events after it always rebuilds the same state.
+ */
+import type {
+  PermissionOption,
+  SessionConfigOption,
+  SessionModeState,
+  SessionUpdate,
+  ToolCallUpdate,
+} from "./acp";
+import type { ConnectionStatus } from "./state";
+
+export type SessionEvent =
+  | { type: "connection"; status: ConnectionStatus; agentName: string; error?: string }
+  | {
+      type: "sessionStarted";
+      sessionId: string;
+      cwd: string;
+      modes?: SessionModeState | null;
+      configOptions?: SessionConfigOption[] | null;
+      canLoadSessions?: boolean;
+    }
+  | { type: "update"; update: SessionUpdate }
+  | { type: "userPrompt"; text: string }
+  | { type: "turnEnded"; stopReason: string }
+  | { type: "turnCancelled" }
+  | { type: "permissionRequested"; requestId: string; toolCall: ToolCallUpdate; options: PermissionOption[] }
+  | { type: "permissionResolved"; requestId: string; outcome: string }
+  | { type: "terminalStarted"; terminalId: string; command: string; cwd?: string }
+  | { type: "terminalOutput"; terminalId: string; data: string }
+  | { type: "terminalExited"; terminalId: string; exitCode: number | null; signal: string | null }
+  | { type: "configOptions"; configOptions: SessionConfigOption[] }
+  | { type: "modeChanged"; modeId: string }
+  | { type: "follow"; enabled: boolean }
+  | { type: "error"; message: string };
+
+/** What an event touched, so a view re-renders only that. */
+export interface Change {
+  header?: boolean;
+  timeline?: boolean;
+  /** The timeline was rebuilt from scratch (new session): re-render everything. */
+  reset?: boolean;
+  plan?: boolean;
+  items?: string[];
+  cards?: string[];
+  terminals?: string[];
+}

@@ -1,0 +1,41 @@
+/**
+ * Messages between the extension host (src/) and the Agent webview (webview/).
+ * The webview sends `ready` first; the host answers with a `snapshot` and then streams `events`.
+ * A snapshot is also replayed whenever the view becomes visible again.
+ */
+import type { SessionEvent } from "./events";
+import type { SessionState } from "./state";
+
+// ---- host → webview ----
+export interface SnapshotMessage {
+  type: "snapshot";
+  state: SessionState;
+}
+export interface EventsMessage {
+  type: "events";
+  /** Each event with `t0`: Date.now() when the host received the ACP message behind it. */
+  items: Array<{ event: SessionEvent; t0: number }>;
+}
+export interface FocusPromptMessage {
+  type: "focusPrompt";
+}
+export type HostToWebview = SnapshotMessage | EventsMessage | FocusPromptMessage;
+
+// ---- webview → host ----
+export type WebviewToHost =
+  | { type: "ready" }
+  | { type: "prompt"; text: string }
+  | { type: "cancel" }
+  | { type: "permission"; requestId: string; optionId: string }
+  | { type: "openLocation"; path: string; line?: number | null }
+  | { type: "openDiff"; toolCallId: string; index: number }
+  | { type: "newSession" }
+  | { type: "history" }
+  | { type: "restart" }
+  | { type: "setMode"; modeId: string }
+  | { type: "setConfigOption"; configId: string; value: string }
+  | { type: "toggleFollow" };
+
+export function isWebviewToHost(m: unknown): m is WebviewToHost {
+  return typeof m === "object" && m !== null && typeof (m as { type?: unknown }).type === "string";
+}

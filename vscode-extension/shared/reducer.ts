@@ -1,0 +1,250 @@
+/**
+ * The session reducer: applies one SessionEvent to a SessionState and reports what changed.
+ * It mutates the state it is given (the state can hold 1,000 cards and megabytes of output, so copying
+ * per update would cost more than it buys) and does no I/O. Host and webview run this same code.
+ *
+ * ACP v1 rules it implements: tool_call creates (or upserts) a card; tool_call_update patches it, where
+ * omitted or null fields stay, and `content` and `locations` REPLACE the whole collection; message chunks
+ * append; `plan` replaces the whole plan. Zed's `_meta` terminal convention: terminal_info on tool_call
+ * opens a terminal, terminal_output appends deltas, terminal_exit records the exit status.
+ */
+import type { ContentBlock, SessionUpdate, ToolCallUpdate } from "./acp";
+import type { Change, SessionEvent } from "./events";
+import { type SessionState, type TerminalView, type ToolCard, TERMINAL_KEEP_CHARS } from "./state";
+import { appendCapped } from "./terminalText";
+
+export function applyEvent(state: SessionState, event: SessionEvent): Change {
+  switch (event.type) {
+    case "connection":
+      state.connection = { status: event.status, agentName: event.agentName, error: event.error };
+      if (event.status !== "ready") state.running = false;
+      return { header: true };
+    case "sessionStarted":
+      Object.assign(state, {
+        sessionId: event.sessionId,
+        cwd: event.cwd,
+        title: undefined,
+        running: false,
+        stopReason: undefined,
+        timeline: [],
+        cards: {},
+        terminals: {},
+        plan: [],
+        modes: event.modes ?? null,
+        configOptions: event.configOptions ?? [],
+        commands: [],
+        usage: undefined,
+        canLoadSessions: event.canLoadSessions ?? state.canLoadSessions,
+      });
+      return { reset: true, header: true, plan: true, timeline: true };
+    case "update":
+      return applyUpdate(state, event.update);
+    case "userPrompt": {
+      const id = newItemId(state);
+      state.timeline.push({ type: "user", id, text: event.text, blocks: [] });
+      state.running = true;
+      state.stopReason = undefined;
+      return { timeline: true, header: true };
+    }
+    case "turnEnded": {
+      state.running = false;
+      state.stopReason = event.stopReason;
+      const cards = event.stopReason === "cancelled" ? cancelUnfinished(state) : [];
+      return { header: true, cards };
+    }
+    case "turnCancelled":
+      return { cards: cancelUnfinished(state) };
+    case "permissionRequested": {
+      const change = upsertCard(state, event.toolCall, false);
+      const card = state.cards[event.toolCall.toolCallId];
+      if (card) card.permission = { requestId: event.requestId, options: event.options };
+      return change;
+    }
+    case "permissionResolved": {
+      for (const card of Object.values(state.cards)) {
+        if (card.permission?.requestId === event.requestId) {
+          card.permission.outcome = event.outcome;
+          return { cards: [card.toolCallId] };
+        }
+      }
+      return {};
+    }
+    case "terminalStarted":
+      ensureTerminal(state, event.terminalId, event.command, event.cwd);
+      return { terminals: [event.terminalId] };
+    case "terminalOutput":
+      appendCapped(ensureTerminal(state, event.terminalId), event.data, TERMINAL_KEEP_CHARS);
+      return { terminals: [event.terminalId] };
+    case "terminalExited":
+      ensureTerminal(state, event.terminalId).exit = { exitCode: event.exitCode, signal: event.signal };
+      return { terminals: [event.terminalId] };
+    case "configOptions":
+      state.configOptions = event.configOptions;
+      return { header: true };
+    case "modeChanged":
+      if (state.modes) state.modes.currentModeId = event.modeId;
+      return { header: true };
+    case "follow":
+      state.follow = event.enabled;
+      return { header: true };
+    case "error":
+      return pushNotice(state, "error", event.message);
+  }
+}
+
+function applyUpdate(state: SessionState, update: SessionUpdate): Change {
+  switch (update.sessionUpdate) {
+    case "user_message_chunk":
+      return appendChunk(state, "user", update.content, update.messageId);
+    case "agent_message_chunk":
+      return appendChunk(state, "agent", update.content, update.messageId);
+    case "agent_thought_chunk":
+      return appendChunk(state, "thought", update.content, update.messageId);
+    case "tool_call":
+      return upsertCard(state, update, true);
+    case "tool_call_update":
+      return upsertCard(state, update, false);
+    case "plan":
+      state.plan = update.entries;
+      return { plan: true };
+    case "available_commands_update":
+      state.commands = update.availableCommands;
+      return { header: true };
+    case "current_mode_update":
+      if (state.modes) state.modes.currentModeId = update.currentModeId;
+      return { header: true };
+    case "config_option_update":
+      state.configOptions = update.configOptions;
+      return { header: true };
+    case "session_info_update":
+      if (update.title !== undefined) state.title = update.title ?? undefined;
+      return { header: true };
+    case "usage_update":
+      state.usage = { used: update.used, size: update.size };
+      return { header: true };
+    case "notice":
+      return pushNotice(state, update.severity, update.description ? `${update.title}: ${update.description}` : update.title);
+    case "compaction_update":
+      return update.status === "in_progress" ? {} : pushNotice(state, "info", `Context compaction ${update.status}`);
+    case "compaction_summary_chunk":
+      return {};
+    default:
+      return {};
+  }
+}
+
+function newItemId(state: SessionState): string {
+  return `i${state.nextItemId++}`;
+}
+
+function pushNotice(state: SessionState, severity: string, text: string): Change {
+  state.timeline.push({ type: "notice", id: newItemId(state), severity, text });
+  return { timeline: true };
+}
+
+function appendChunk(
+  state: SessionState,
+  type: "user" | "agent" | "thought",
+  content: ContentBlock,
+  messageId: string | null | undefined,
+): Change {
+  const last = state.timeline[state.timeline.length - 1];
+  const sameMessage = last && last.type === type && (messageId == null || last.messageId === messageId);
+  if (sameMessage) {
+    addBlock(last, content);
+    return { items: [last.id] };
+  }
+  const item = { type, id: newItemId(state), messageId: messageId ?? undefined, text: "", blocks: [] };
+  addBlock(item, content);
+  state.timeline.push(item);
+  return { timeline: true };
+}
+
+function addBlock(item: { text: string; blocks: ContentBlock[] }, content: ContentBlock): void {
+  if (content.type === "text") item.text += content.text;
+  else item.blocks.push(content);
+}
+
+/** tool_call (isNew) replaces every field it carries with defaults for the rest; tool_call_update patches. */
+function upsertCard(state: SessionState, u: ToolCallUpdate & { _meta?: Record<string, unknown> | null }, isNew: boolean): Change {
+  const change: Change = { cards: [u.toolCallId] };
+  let card = state.cards[u.toolCallId];
+  if (!card) {
+    card = { toolCallId: u.toolCallId, title: u.title ?? "Tool call", kind: "other", status: "pending", content: [], locations: [] };
+    state.cards[u.toolCallId] = card;
+    state.timeline.push({ type: "tool", id: u.toolCallId });
+    change.timeline = true;
+  }
+  patchCard(card, u, isNew);
+  const meta = u._meta ?? undefined;
+  if (meta) change.terminals = applyTerminalMeta(state, card, meta, isNew);
+  return change;
+}
+
+function patchCard(card: ToolCard, u: ToolCallUpdate, isNew: boolean): void {
+  if (u.title != null) card.title = u.title;
+  if (u.kind != null) card.kind = u.kind;
+  else if (isNew) card.kind = "other";
+  if (u.status != null) card.status = u.status;
+  if (u.name != null) card.name = u.name;
+  if (u.content != null) card.content = u.content;
+  if (u.locations != null) card.locations = u.locations;
+  if (u.rawInput != null) card.rawInput = u.rawInput;
+  if (u.rawOutput != null) card.rawOutput = u.rawOutput;
+}
+
+function applyTerminalMeta(state: SessionState, card: ToolCard, meta: Record<string, unknown>, isNew: boolean): string[] {
+  const touched: string[] = [];
+  const info = asRecord(meta.terminal_info);
+  if (isNew && info && typeof info.terminal_id === "string") {
+    ensureTerminal(state, info.terminal_id, card.title, typeof info.cwd === "string" ? info.cwd : undefined);
+    card.metaTerminalId = info.terminal_id;
+    touched.push(info.terminal_id);
+  }
+  const out = asRecord(meta.terminal_output);
+  if (out && typeof out.terminal_id === "string" && typeof out.data === "string") {
+    appendCapped(ensureTerminal(state, out.terminal_id), out.data, TERMINAL_KEEP_CHARS);
+    touched.push(out.terminal_id);
+  }
+  const exit = asRecord(meta.terminal_exit);
+  if (exit && typeof exit.terminal_id === "string") {
+    const code = typeof exit.exit_code === "number" ? exit.exit_code : null;
+    const signal = typeof exit.signal === "string" ? exit.signal : null;
+    ensureTerminal(state, exit.terminal_id).exit = { exitCode: code, signal };
+    touched.push(exit.terminal_id);
+  }
+  return touched;
+}
+
+function ensureTerminal(state: SessionState, terminalId: string, command?: string, cwd?: string): TerminalView {
+  let t = state.terminals[terminalId];
+  if (!t) {
+    t = { terminalId, output: "", droppedChars: 0, totalChars: 0 };
+    state.terminals[terminalId] = t;
+  }
+  if (command !== undefined) t.command = command;
+  if (cwd !== undefined) t.cwd = cwd;
+  return t;
+}
+
+function cancelUnfinished(state: SessionState): string[] {
+  const ids: string[] = [];
+  for (const card of Object.values(state.cards)) {
+    if (card.status === "pending" || card.status === "in_progress") {
+      card.status = "cancelled";
+      ids.push(card.toolCallId);
+    }
+  }
+  return ids;
+}
+
+function asRecord(v: unknown): Record<string, unknown> | undefined {
+  return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+/** The terminals a card shows: those embedded as content blocks, then the `_meta` one if not embedded. */
+export function cardTerminalIds(card: ToolCard): string[] {
+  const ids = card.content.flatMap((c) => (c.type === "terminal" ? [c.terminalId] : []));
+  if (card.metaTerminalId && !ids.includes(card.metaTerminalId)) ids.push(card.metaTerminalId);
+  return ids;
+}
