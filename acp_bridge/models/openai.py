@@ -90,7 +90,9 @@ class OpenAIBackend:
         for an empty model or key, or a base URL that is not http(s).
         """
         if not model.strip():
-            raise ModelError("the openai backend needs a model name, e.g. openai:deepseek-chat", kind="config")
+            raise ModelError(
+                "the openai backend needs a model name, e.g. openai:deepseek-chat", kind="config"
+            )
         if not api_key.strip():
             raise ModelError(f"no API key: set {_KEY_HINT}", kind="config")
         if not base_url.startswith(("http://", "https://")):
@@ -183,13 +185,19 @@ class OpenAIBackend:
                     details={"attempts": attempt + 1},
                 )
             except httpx.HTTPError as exc:
-                raise ModelError(f"The model API's response could not be read: {exc}", kind="protocol") from exc
+                raise ModelError(
+                    f"The model API's response could not be read: {exc}", kind="protocol"
+                ) from exc
 
             if not _retryable(error) or attempt >= self._max_retries:
                 raise error
             delay = self._retry_delay(attempt, retry_after)
             log.warning(
-                "model request failed (%s); retry %d of %d in %.2fs", error.message, attempt + 1, self._max_retries, delay
+                "model request failed (%s); retry %d of %d in %.2fs",
+                error.message,
+                attempt + 1,
+                self._max_retries,
+                delay,
             )
             await asyncio.sleep(delay)
             attempt += 1
@@ -197,7 +205,7 @@ class OpenAIBackend:
     def _retry_delay(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
             return min(retry_after, self._retry_after_max)
-        ceiling = min(self._backoff_max, self._backoff_base * 2**attempt)
+        ceiling = min(self._backoff_max, self._backoff_base * 2.0**attempt)
         # "Equal jitter": never less than half the backoff, so retries still spread out.
         return ceiling / 2 + random.uniform(0, ceiling / 2)
 
@@ -367,7 +375,9 @@ def _wire_assistant(message: AssistantMessage) -> dict[str, Any]:
                 "function": {
                     "name": call.name,
                     # A raw string goes back verbatim: the model should see what it actually emitted.
-                    "arguments": call.arguments if isinstance(call.arguments, str) else _dumps(call.arguments),
+                    "arguments": call.arguments
+                    if isinstance(call.arguments, str)
+                    else _dumps(call.arguments),
                 },
             }
             for call in message.tool_calls
@@ -452,7 +462,9 @@ class _StepParser:
 
     def _handle_chunk(self, chunk: object) -> list[StepEvent]:
         if not isinstance(chunk, dict):
-            raise ModelError(f"The model API sent a stream event that is not an object: {chunk!r:.200}", kind="protocol")
+            raise ModelError(
+                f"The model API sent a stream event that is not an object: {chunk!r:.200}", kind="protocol"
+            )
         error = chunk.get("error")
         if error:
             detail = error.get("message") if isinstance(error, dict) else error

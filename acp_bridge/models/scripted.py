@@ -138,7 +138,8 @@ def load_script(path: str | os.PathLike[str]) -> Script:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ModelError(
-            f"scripted model file {file} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+            f"scripted model file {file} is not valid JSON: {exc.msg} "
+            f"at line {exc.lineno} column {exc.colno}",
             kind="config",
             details={"path": str(file)},
         ) from None
@@ -273,7 +274,9 @@ class ScriptedBackend:
     @classmethod
     def demo(cls) -> ScriptedBackend:
         """The built-in demo script, paced by `DEMO_CHUNK_DELAY` so a person sees the text stream."""
-        return cls(parse_script(DEMO_SCRIPT, source="<demo>"), name="scripted:demo", chunk_delay=DEMO_CHUNK_DELAY)
+        return cls(
+            parse_script(DEMO_SCRIPT, source="<demo>"), name="scripted:demo", chunk_delay=DEMO_CHUNK_DELAY
+        )
 
     @property
     def name(self) -> str:
@@ -387,12 +390,15 @@ DEMO_SCRIPT: Final[dict[str, Any]] = {
                     "thought": "The user wants the open items in this project handled. "
                     "The notes are the place to start.",
                     "text": "I'll start by reading the project notes.",
-                    "tool_calls": [{"id": "demo_read_notes", "name": "read", "arguments": {"file_path": "notes.md"}}],
+                    "tool_calls": [
+                        {"id": "demo_read_notes", "name": "read", "arguments": {"file_path": "notes.md"}}
+                    ],
                 },
                 {
                     "thought": "There is a TODO about the greeting. I should find every TODO and see which "
                     "Python files exist before changing anything.",
-                    "text": "The notes have a TODO. Let me search for TODOs and list the Python files at once.",
+                    "text": "The notes have a TODO. Let me search for TODOs and list the Python files "
+                    "at once.",
                     "tool_calls": [
                         {"id": "demo_grep_todo", "name": "grep", "arguments": {"pattern": "TODO"}},
                         {"id": "demo_glob_py", "name": "glob", "arguments": {"pattern": "**/*.py"}},

@@ -1,0 +1,141 @@
+"""Model backends behind the `ModelBackend` seam, and `load_backend`, which turns `--model` into one.
+
+Specs: `scripted` (the built-in demo script), `scripted:PATH` (a script file, SCRIPTED_MODEL.md) and
+`openai:MODEL` (an OpenAI-compatible endpoint; DeepSeek by default). Every configuration problem is a
+`ModelError(kind="config")` with a message a person can act on.
+
+Must not: import httpx on the offline path. The openai module loads only when asked for, because spawn →
+`initialize` has a 400 ms budget and httpx alone costs about 120 ms to import.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import TYPE_CHECKING, Any
+
+from acp_bridge.models.base import (
+    AssistantMessage,
+    JsonObject,
+    Message,
+    ModelBackend,
+    ModelError,
+    ModelErrorKind,
+    StepComplete,
+    StepEvent,
+    StepRequest,
+    TextDelta,
+    ThoughtDelta,
+    ToolCallRequest,
+    ToolCallStarted,
+    ToolResultMessage,
+    ToolSpec,
+    Usage,
+    UserMessage,
+    parse_tool_arguments,
+)
+from acp_bridge.models.scripted import (
+    DEMO_SCRIPT,
+    ScriptedBackend,
+    demo_workspace_files,
+    load_script,
+    parse_script,
+)
+
+if TYPE_CHECKING:
+    from acp_bridge.models.openai import API_KEY_ENV_VARS, DEFAULT_BASE_URL, OpenAIBackend
+
+__all__ = [
+    "API_KEY_ENV_VARS",
+    "DEFAULT_BASE_URL",
+    "DEMO_SCRIPT",
+    "AssistantMessage",
+    "JsonObject",
+    "Message",
+    "ModelBackend",
+    "ModelError",
+    "ModelErrorKind",
+    "OpenAIBackend",
+    "ScriptedBackend",
+    "StepComplete",
+    "StepEvent",
+    "StepRequest",
+    "TextDelta",
+    "ThoughtDelta",
+    "ToolCallRequest",
+    "ToolCallStarted",
+    "ToolResultMessage",
+    "ToolSpec",
+    "Usage",
+    "UserMessage",
+    "demo_workspace_files",
+    "load_backend",
+    "load_script",
+    "parse_script",
+    "parse_tool_arguments",
+]
+
+log = logging.getLogger(__name__)
+
+_SPEC_FORMS = "'scripted', 'scripted:PATH' or 'openai:MODEL'"
+_OPENAI_NAMES = frozenset({"API_KEY_ENV_VARS", "DEFAULT_BASE_URL", "OpenAIBackend"})
+
+
+def __getattr__(name: str) -> Any:
+    # The lazy half of the exports (see the module docstring for why).
+    if name in _OPENAI_NAMES:
+        from acp_bridge.models import openai
+
+        return getattr(openai, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def load_backend(spec: str, *, base_url: str | None = None, api_key: str | None = None) -> ModelBackend:
+    """Build the backend a `--model` spec names.
+
+    `scripted` → the demo script; `scripted:PATH` → that script file; `openai:MODEL` → an
+    OpenAI-compatible endpoint at `base_url` (default DeepSeek's) with `api_key`, or else the first
+    non-empty of ACP_BRIDGE_API_KEY, DEEPSEEK_API_KEY, OPENAI_API_KEY. `base_url` is ignored (with a
+    warning) for scripted models.
+
+    Raises `ModelError(kind="config")` for an unknown spec, an empty model name or path, a script file that
+    is missing or invalid (naming the JSON path at fault), or no API key (naming the env vars).
+    """
+    kind, sep, rest = spec.strip().partition(":")
+    if kind == "scripted":
+        if base_url is not None:
+            log.warning("--base-url is ignored for the scripted model")
+        if not sep:
+            return ScriptedBackend.demo()
+        if not rest.strip():
+            raise ModelError(
+                "'scripted:' needs a script path after the colon (or use 'scripted' for the built-in demo)",
+                kind="config",
+            )
+        return ScriptedBackend.from_file(rest.strip())
+    if kind == "openai":
+        from acp_bridge.models.openai import API_KEY_ENV_VARS, DEFAULT_BASE_URL, OpenAIBackend
+
+        model = rest.strip()
+        if not model:
+            raise ModelError("'openai' needs a model name, e.g. 'openai:deepseek-chat'", kind="config")
+        key, source = _find_api_key(api_key, API_KEY_ENV_VARS)
+        if key is None:
+            raise ModelError(
+                f"no API key for {spec.strip()!r}: set {' or '.join(API_KEY_ENV_VARS)} (checked in that "
+                "order). A local server that needs no key accepts any value.",
+                kind="config",
+            )
+        return OpenAIBackend(model, api_key=key, base_url=base_url or DEFAULT_BASE_URL, api_key_source=source)
+    raise ModelError(f"unknown model {spec!r}: expected {_SPEC_FORMS}", kind="config")
+
+
+def _find_api_key(explicit: str | None, env_vars: tuple[str, ...]) -> tuple[str | None, str | None]:
+    """The key and where it came from (an env var name, or None when passed in)."""
+    if explicit:
+        return explicit, None
+    for var in env_vars:
+        value = os.environ.get(var, "").strip()
+        if value:
+            return value, var
+    return None, None

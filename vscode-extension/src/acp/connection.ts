@@ -1,0 +1,179 @@
+/**
+ * AgentConnection: one ACP agent subprocess and the client side of the protocol, on the official SDK.
+ * It spawns the agent, runs `initialize` (advertising fs, terminal and Zed's `_meta.terminal_output`),
+ * routes agent → client calls to ClientHandlers and exposes the agent methods the UI needs.
+ * Plain Node: no `vscode` import, so integration tests drive it against the real bridge.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { Readable, Writable } from "node:stream";
+import * as acp from "@agentclientprotocol/sdk";
+import type { AgentSpec } from "./agentSpec";
+import type { ClientHandlers } from "./handlers";
+
+export interface AgentExit {
+  code: number | null;
+  signal: string | null;
+  /** The last lines the agent wrote to stderr, for the crash message. */
+  stderrTail: string;
+}
+
+export interface ConnectOptions {
+  clientName: string;
+  clientVersion: string;
+  onStderr?: (text: string) => void;
+  /** Called once when the process ends, expectedly (dispose) or not. */
+  onExit?: (exit: AgentExit, expected: boolean) => void;
+}
+
+export class AgentConnection {
+  private disposed = false;
+  private stderrTail = "";
+
+  private constructor(
+    readonly spec: AgentSpec,
+    private readonly child: ChildProcess,
+    private readonly conn: acp.ClientConnection,
+    readonly exited: Promise<AgentExit>,
+    public init: acp.InitializeResponse,
+  ) {}
+
+  /** Spawn the agent and complete `initialize`. Rejects with a readable message if either fails. */
+  static async start(spec: AgentSpec, handlers: ClientHandlers, opts: ConnectOptions): Promise<AgentConnection> {
+    const child = spawn(spec.command, spec.args, {
+      cwd: spec.cwd,
+      env: { ...process.env, ...spec.env },
+      stdio: ["pipe", "pipe", "pipe"],
+      detached: true, // its own process group, so dispose() can end the agent and anything it started
+    });
+    let tail = "";
+    const spawnError = new Promise<never>((_, reject) => {
+      child.once("error", (err) => reject(new Error(`cannot start agent "${spec.name}" (${spec.command}): ${err.message}`)));
+    });
+    child.stderr!.setEncoding("utf8");
+    child.stderr!.on("data", (text: string) => {
+      tail = (tail + text).slice(-4000);
+      opts.onStderr?.(text);
+    });
+    const exited = new Promise<AgentExit>((resolve) => {
+      child.once("close", (code, signal) => resolve({ code, signal, stderrTail: tail }));
+      child.once("error", () => resolve({ code: null, signal: null, stderrTail: tail }));
+    });
+    const stream = acp.ndJsonStream(
+      Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
+      Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
+    );
+    const conn = buildClient(opts.clientName, handlers).connect(stream);
+    const initialize = conn.agent.request(acp.methods.agent.initialize, {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      clientInfo: { name: opts.clientName, title: "ACP Agent for VS Code", version: opts.clientVersion },
+      clientCapabilities: {
+        fs: { readTextFile: !!handlers.readTextFile, writeTextFile: !!handlers.writeTextFile },
+        terminal: !!handlers.terminal,
+        _meta: { terminal_output: true },
+      },
+    });
+    const exitedEarly = exited.then((e) => {
+      throw new Error(`agent "${spec.name}" exited during initialize (code ${e.code}, signal ${e.signal})\n${e.stderrTail}`);
+    });
+    try {
+      const init = await Promise.race([initialize, spawnError, exitedEarly]);
+      const self = new AgentConnection(spec, child, conn, exited, init);
+      exited.then((e) => opts.onExit?.({ ...e, stderrTail: tail }, self.disposed));
+      return self;
+    } catch (err) {
+      conn.close();
+      killTree(child);
+      throw err;
+    }
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  get canLoadSession(): boolean {
+    return this.init.agentCapabilities?.loadSession === true;
+  }
+
+  get canListSessions(): boolean {
+    return this.init.agentCapabilities?.sessionCapabilities?.list != null;
+  }
+
+  newSession(cwd: string): Promise<acp.NewSessionResponse> {
+    return this.conn.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
+  }
+
+  loadSession(sessionId: string, cwd: string): Promise<acp.LoadSessionResponse> {
+    return this.conn.agent.request(acp.methods.agent.session.load, { sessionId, cwd, mcpServers: [] });
+  }
+
+  listSessions(cwd?: string, cursor?: string): Promise<acp.ListSessionsResponse> {
+    return this.conn.agent.request(acp.methods.agent.session.list, { cwd: cwd ?? null, cursor: cursor ?? null });
+  }
+
+  prompt(sessionId: string, text: string): Promise<acp.PromptResponse> {
+    return this.conn.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
+  }
+
+  cancel(sessionId: string): Promise<void> {
+    return this.conn.agent.notify(acp.methods.agent.session.cancel, { sessionId });
+  }
+
+  setMode(sessionId: string, modeId: string): Promise<acp.SetSessionModeResponse> {
+    return this.conn.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId });
+  }
+
+  setConfigOption(sessionId: string, configId: string, value: string): Promise<acp.SetSessionConfigOptionResponse> {
+    return this.conn.agent.request(acp.methods.agent.session.setConfigOption, { sessionId, configId, value });
+  }
+
+  /** Close the connection and end the process (its whole process group). */
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    this.conn.close();
+    this.child.stdin?.end();
+    const timer = setTimeout(() => killTree(this.child), 1500);
+    await Promise.race([this.exited, new Promise((r) => setTimeout(r, 3000))]);
+    clearTimeout(timer);
+    killTree(this.child, "SIGKILL");
+  }
+}
+
+function buildClient(name: string, h: ClientHandlers): acp.ClientApp {
+  let app = acp
+    .client({ name })
+    .onNotification(acp.methods.client.session.update, ({ params }) => h.onUpdate(params, Date.now()))
+    .onRequest(acp.methods.client.session.requestPermission, ({ params, signal }) => h.requestPermission(params, signal));
+  const { readTextFile, writeTextFile, terminal } = h;
+  if (readTextFile) app = app.onRequest(acp.methods.client.fs.readTextFile, ({ params }) => readTextFile.call(h, params));
+  if (writeTextFile)
+    app = app.onRequest(acp.methods.client.fs.writeTextFile, async ({ params }) => {
+      await writeTextFile.call(h, params);
+      return {};
+    });
+  if (terminal) {
+    app = app
+      .onRequest(acp.methods.client.terminal.create, ({ params }) => terminal.create(params))
+      .onRequest(acp.methods.client.terminal.output, ({ params }) => terminal.output(params))
+      .onRequest(acp.methods.client.terminal.waitForExit, ({ params }) => terminal.waitForExit(params))
+      .onRequest(acp.methods.client.terminal.kill, ({ params }) => {
+        terminal.kill(params);
+        return {};
+      })
+      .onRequest(acp.methods.client.terminal.release, ({ params }) => {
+        terminal.release(params);
+        return {};
+      });
+  }
+  return app;
+}
+
+function killTree(child: ChildProcess, signal: NodeJS.Signals = "SIGTERM"): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // the group is already gone: nothing left to end
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * Settings (`acp.*`) → the AgentSpec to launch. The built-in default agent is this project's bridge,
+ * `<acp.pythonCommand> -m acp_bridge serve <acp.bridgeArgs…>`; `acp.agents` adds any other ACP agent.
+ * `${workspaceFolder}` in a command, argument or env value is replaced by the first workspace folder.
+ */
+import * as vscode from "vscode";
+import type { AgentSpec } from "./acp/agentSpec";
+
+export const SECTION = "acp";
+export const DEFAULT_AGENT = "acp-bridge";
+
+interface AgentSetting {
+  name?: unknown;
+  command?: unknown;
+  args?: unknown;
+  env?: unknown;
+}
+
+export function configuredAgentNames(): string[] {
+  const names = readAgents().map((a) => a.name);
+  return names.includes(DEFAULT_AGENT) ? names : [DEFAULT_AGENT, ...names];
+}
+
+export function selectedAgentName(): string {
+  return vscode.workspace.getConfiguration(SECTION).get<string>("agent") || DEFAULT_AGENT;
+}
+
+export function followAlongDefault(): boolean {
+  return vscode.workspace.getConfiguration(SECTION).get<boolean>("followAlong", true);
+}
+
+export function permissionNotifications(): boolean {
+  return vscode.workspace.getConfiguration(SECTION).get<boolean>("permissionNotifications", true);
+}
+
+export function resolveAgent(name: string, workspaceFolder: string | undefined): AgentSpec {
+  const cfg = vscode.workspace.getConfiguration(SECTION);
+  const sub = (s: string) => (workspaceFolder ? s.split("${workspaceFolder}").join(workspaceFolder) : s);
+  const found = readAgents().find((a) => a.name === name);
+  if (found) {
+    return {
+      ...found,
+      command: sub(found.command),
+      args: found.args.map(sub),
+      env: found.env && Object.fromEntries(Object.entries(found.env).map(([k, v]) => [k, sub(v)])),
+      cwd: workspaceFolder,
+    };
+  }
+  const python = cfg.get<string>("pythonCommand") || "python3";
+  const extra = cfg.get<string[]>("bridgeArgs") ?? [];
+  return { name: DEFAULT_AGENT, command: sub(python), args: ["-m", "acp_bridge", "serve", ...extra.map(sub)], cwd: workspaceFolder };
+}
+
+function readAgents(): AgentSpec[] {
+  const raw = vscode.workspace.getConfiguration(SECTION).get<AgentSetting[]>("agents") ?? [];
+  return raw.flatMap((a) => {
+    if (typeof a.name !== "string" || typeof a.command !== "string") return [];
+    const args = Array.isArray(a.args) ? a.args.filter((x): x is string => typeof x === "string") : [];
+    const env =
+      a.env && typeof a.env === "object"
+        ? Object.fromEntries(Object.entries(a.env as Record<string, unknown>).filter((e): e is [string, string] => typeof e[1] === "string"))
+        : undefined;
+    return [{ name: a.name, command: a.command, args, env }];
+  });
+}
