@@ -95,6 +95,12 @@ def snapshot(value: Any, *, path: str = "") -> JsonValue:
 
 
 def _snapshot(value: Any, path: str, active: set[int]) -> JsonValue:
+    # Fast path for the common exact types; ABC checks (Mapping) are slow on the hot path.
+    cls = type(value)
+    if cls is str or cls is bool or value is None:
+        return value
+    if cls is int:
+        return value
     # Order matters: bool is an int subclass, and str is checked before generic sequences.
     if value is None or isinstance(value, (str, bool)):
         return value
@@ -136,6 +142,11 @@ def _escape(key: str) -> str:
 
 def thaw(value: JsonValue) -> Any:
     """Plain (mutable, `json.dumps`-able) copy of a frozen or plain JSON value."""
+    cls = type(value)
+    if cls is str or cls is int or cls is bool or value is None or cls is float:
+        return value
+    if cls is FrozenDict:
+        return {k: thaw(v) for k, v in value._data.items()}
     if isinstance(value, Mapping):
         return {k: thaw(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

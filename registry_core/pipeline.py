@@ -285,26 +285,33 @@ async def _run_body(
     signal = execution.signal
     if signal.cancelled:
         return _cancelled(execution, signal)
-    task = asyncio.ensure_future(definition.execute(typed, ctx))
+    # The body runs inline in this task (no task per call: it is the hot path); the signal cancels this
+    # task and `uncancel` tells our own cancellation apart from the caller's, as asyncio.timeout does.
+    task = asyncio.current_task()
+    assert task is not None
 
     def stop(_reason: object) -> None:
         task.cancel()
 
     dispose = signal.on_cancel(stop)
     try:
-        # Never abandon the body: on cancellation we still await its settling.
-        value = await task
+        value = await definition.execute(typed, ctx)
     except asyncio.CancelledError:
-        if signal.cancelled and not _current_task_cancelling():
+        dispose()
+        if signal.cancelled and task.uncancel() == 0:
             return _cancelled(execution, signal)
         raise
     except ToolError as exc:
+        dispose()
         return failure(exc.code, exc.message)
     except Exception as exc:
+        dispose()
         log.warning("tool %r raised", execution.name, exc_info=True)
         return failure(errors.TOOL_FAILED, f"Tool {execution.name!r} failed: {type(exc).__name__}: {exc}")
-    finally:
-        dispose()
+    dispose()
+    if signal.cancelled and task.cancelling():
+        # Fired after the body returned but before we disposed: consume our own pending cancel.
+        task.uncancel()
     if signal.cancelled:
         # The body returned despite cancellation: the call is still cancelled (its owned work stopped).
         return _cancelled(execution, signal)

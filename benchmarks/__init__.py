@@ -1,0 +1,1 @@
+"""Measured figures for acp-bridge. `python -m benchmarks` (or `make bench`) runs them all."""

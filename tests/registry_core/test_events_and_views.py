@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from registry_core import (
+    DiffCallView,
+    FileDiff,
+    GenericCallView,
+    ReadResultView,
+    TextBlock,
+    ToolCallEvent,
+    ToolExecutionInput,
+    ToolRegistry,
+    ToolResult,
+    ToolResultEvent,
+    ToolRunContext,
+    safe_present_call,
+    safe_present_result,
+)
+
+from .helpers import raw_tool
+
+
+async def test_durable_events_round_trip_and_never_hold_the_value() -> None:
+    captured: list[Any] = []
+
+    async def body(args: Any, ctx: ToolRunContext) -> Any:
+        return {"secret": "canonical value"}
+
+    registry = ToolRegistry()
+    registry.register(
+        raw_tool(
+            "t", body, render=lambda a, v: (TextBlock("shown"),), presentation_meta=lambda a, v: {"m": 1}
+        )
+    )
+    registry.on_result(lambda ex, r: captured.append((ToolCallEvent.of(ex), ToolResultEvent.of(ex, r))))
+    await registry.execute(ToolExecutionInput("c9", "t", {"path": "a"}))
+    call_event, result_event = captured[0]
+    wire_call = json.loads(json.dumps(call_event.to_json()))
+    wire_result = json.loads(json.dumps(result_event.to_json()))
+    assert wire_call == {"type": "tool/call", "callId": "c9", "name": "t", "arguments": {"path": "a"}}
+    assert wire_result == {
+        "type": "tool/result",
+        "callId": "c9",
+        "name": "t",
+        "content": [{"type": "text", "text": "shown"}],
+        "isError": False,
+        "meta": {"m": 1},
+    }
+    assert "canonical value" not in json.dumps(wire_result)
+    assert ToolCallEvent.from_json(wire_call) == call_event
+    replayed = ToolResultEvent.from_json(wire_result)
+    assert replayed.to_result() == ToolResult((TextBlock("shown"),), False, None, {"m": 1})
+
+
+async def test_failed_results_persist_their_error() -> None:
+    captured: list[Any] = []
+    registry = ToolRegistry()
+    registry.on_result(lambda ex, r: captured.append(ToolResultEvent.of(ex, r).to_json()))
+    await registry.execute(ToolExecutionInput("c1", "ghost", "raw"))
+    assert captured[0]["isError"] is True
+    assert captured[0]["error"]["code"] == "UNKNOWN_TOOL"
+
+
+def test_a_presenter_that_raises_yields_no_view() -> None:
+    def boom() -> Any:
+        raise RuntimeError("presenter bug")
+
+    assert safe_present_call(boom, "t") is None
+    assert safe_present_result(boom, "t") is None
+
+
+def test_an_invalid_view_yields_no_view() -> None:
+    assert safe_present_call(lambda: {"card": "hologram", "title": "x"}) is None
+    assert safe_present_call(lambda: {"card": "generic"}) is None  # title missing
+    assert (
+        safe_present_result(
+            lambda: {"card": "read", "path": "/a", "offset": 0, "lines": [], "total_lines": 0}
+        )
+        is None
+    )
+    assert safe_present_call(lambda: "not a view") is None
+
+
+def test_valid_views_pass_as_typed_models() -> None:
+    view = safe_present_call(
+        lambda: {
+            "card": "diff",
+            "title": "Edit a",
+            "diffs": [{"path": "/a", "old_text": None, "new_text": "x"}],
+        }
+    )
+    assert view == DiffCallView(title="Edit a", diffs=(FileDiff(path="/a", old_text=None, new_text="x"),))
+    generic = GenericCallView(title="Read a", kind="read")
+    assert safe_present_call(lambda: generic) is generic
+    read = safe_present_result(lambda: ReadResultView(path="/a", offset=5, lines=(), total_lines=3))
+    assert isinstance(read, ReadResultView) and read.offset == 5
