@@ -237,5 +237,5 @@ def parse_args_for_display(definition: ToolDefinition, raw: JsonValue) -> tuple[
         return True, raw
     try:
         return True, definition.parse_args(raw)
-    except Exception:
+    except Exception:  # noqa: BLE001 - contained by contract
         return False, None

@@ -129,7 +129,7 @@ async def run_pipeline(scope: ToolScope, call: ToolExecutionInput) -> ToolExecut
             typed = definition.parse_args(frozen)
         except ToolError as exc:
             early = failure(exc.code, exc.message)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - contained by contract
             early = failure(errors.INVALID_ARGS, f"Invalid arguments for tool {call.name!r}: {exc}")
 
     if early is not None:

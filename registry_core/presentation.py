@@ -221,7 +221,7 @@ def safe_present_call(presenter: Callable[[], Any] | None, tool: str = "?") -> C
             return None
         coerced: CallViewT = _coerce(_call_adapter, view, (GenericCallView, TerminalCallView, DiffCallView))
         return coerced
-    except (ValidationError, Exception) as exc:
+    except (ValidationError, Exception) as exc:  # noqa: BLE001 - contained by contract
         log.warning("present_call of tool %r failed; falling back to a generic card: %s", tool, exc)
         return None
 
@@ -247,7 +247,7 @@ def safe_present_result(presenter: Callable[[], Any] | None, tool: str = "?") ->
             ),
         )
         return coerced
-    except (ValidationError, Exception) as exc:
+    except (ValidationError, Exception) as exc:  # noqa: BLE001 - contained by contract
         log.warning("present_result of tool %r failed; falling back to a generic card: %s", tool, exc)
         return None
 

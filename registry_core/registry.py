@@ -223,7 +223,7 @@ class ToolScope:
             frozen = snapshot(arguments)
             typed = definition.parse_args(frozen) if definition.parse_args else frozen
             return "parallel" if definition.is_concurrency_safe(typed) is True else "exclusive"
-        except (NotJsonError, Exception):
+        except (NotJsonError, Exception):  # noqa: BLE001 - contained by contract
             return "exclusive"
 
     async def execute(self, call: ToolExecutionInput) -> ToolExecutionResult:

@@ -317,7 +317,7 @@ class ScriptedBackend:
                 await self._pause()
             first = False
             yield ThoughtDelta(chunk)
-        for chunk in split_text(step.text or ""):
+        for chunk in [step.text] if step.text else []:
             if not first:
                 await self._pause()
             first = False

@@ -33,6 +33,7 @@ export type SessionEvent =
   | { type: "terminalExited"; terminalId: string; exitCode: number | null; signal: string | null }
   | { type: "configOptions"; configOptions: SessionConfigOption[] }
   | { type: "modeChanged"; modeId: string }
+  | { type: "modes"; modes: SessionModeState | null }
   | { type: "follow"; enabled: boolean }
   | { type: "error"; message: string };
 

@@ -84,6 +84,9 @@ export function applyEvent(state: SessionState, event: SessionEvent): Change {
     case "modeChanged":
       if (state.modes) state.modes.currentModeId = event.modeId;
       return { header: true };
+    case "modes":
+      state.modes = event.modes;
+      return { header: true };
     case "follow":
       state.follow = event.enabled;
       return { header: true };
