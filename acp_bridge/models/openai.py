@@ -95,9 +95,13 @@ class OpenAIBackend:
             )
         if not api_key.strip():
             raise ModelError(f"no API key: set {_KEY_HINT}", kind="config")
-        if not base_url.startswith(("http://", "https://")):
+        try:
+            parsed = httpx.URL(base_url)
+        except httpx.InvalidURL:
+            parsed = None
+        if parsed is None or parsed.scheme not in ("http", "https") or not parsed.host:
             raise ModelError(
-                f"--base-url must start with http:// or https://, got {base_url!r}", kind="config"
+                f"--base-url must be an http:// or https:// URL with a host, got {base_url!r}", kind="config"
             )
         if max_retries < 0:
             raise ModelError(f"max_retries must be >= 0, got {max_retries}", kind="config")

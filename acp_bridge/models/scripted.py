@@ -317,7 +317,7 @@ class ScriptedBackend:
                 await self._pause()
             first = False
             yield ThoughtDelta(chunk)
-        for chunk in [step.text] if step.text else []:
+        for chunk in split_text(step.text or ""):
             if not first:
                 await self._pause()
             first = False
