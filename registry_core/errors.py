@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 INVALID_ARGS: Final = "INVALID_ARGS"
 INVALID_TOOL_OUTPUT: Final = "INVALID_TOOL_OUTPUT"
@@ -39,16 +39,20 @@ class ToolError(Exception):
     """Base of the errors a tool body (or the registry) raises to fail a call with a code.
 
     A body may raise `ToolError("file not found: x", code="NOT_FOUND")`; the registry turns it into an
-    error result whose message is exactly `message` (no traceback, no class name).
+    error result whose message is exactly `message` (no traceback, no class name). `meta` (lossless JSON)
+    becomes the failed result's presentation meta, so a failure can still carry what its card shows
+    (e.g. a timed-out command's partial output); meta that is not lossless JSON is dropped.
     """
 
     code: str = TOOL_FAILED
+    meta: Any = None
 
-    def __init__(self, message: str, *, code: str | None = None) -> None:
+    def __init__(self, message: str, *, code: str | None = None, meta: Any = None) -> None:
         super().__init__(message)
         self.message = message
         if code is not None:
             self.code = code
+        self.meta = meta
 
 
 class ToolArgsError(ToolError):

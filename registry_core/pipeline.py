@@ -303,7 +303,7 @@ async def _run_body(
         raise
     except ToolError as exc:
         dispose()
-        return failure(exc.code, exc.message)
+        return failure(exc.code, exc.message, meta=_error_meta(exc))
     except Exception as exc:
         dispose()
         log.warning("tool %r raised", execution.name, exc_info=True)
@@ -316,6 +316,17 @@ async def _run_body(
         # The body returned despite cancellation: the call is still cancelled (its owned work stopped).
         return _cancelled(execution, signal)
     return _materialise_success(definition, execution, typed, value, (), False)
+
+
+def _error_meta(exc: ToolError) -> JsonValue:
+    """A body's ToolError meta, frozen like a success's meta; not lossless JSON → dropped (logged)."""
+    if exc.meta is None:
+        return None
+    try:
+        return snapshot(exc.meta)
+    except NotJsonError as err:
+        log.warning("ToolError meta dropped (not lossless JSON): %s", err)
+        return None
 
 
 def _materialise_success(

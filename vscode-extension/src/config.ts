@@ -29,6 +29,10 @@ export function followAlongDefault(): boolean {
   return vscode.workspace.getConfiguration(SECTION).get<boolean>("followAlong", true);
 }
 
+export function traceEnabled(): boolean {
+  return vscode.workspace.getConfiguration(SECTION).get<boolean>("trace", false);
+}
+
 export function permissionNotifications(): boolean {
   return vscode.workspace.getConfiguration(SECTION).get<boolean>("permissionNotifications", true);
 }

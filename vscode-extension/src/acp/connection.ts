@@ -21,20 +21,21 @@ export interface ConnectOptions {
   clientName: string;
   clientVersion: string;
   onStderr?: (text: string) => void;
+  /** Every byte chunk on the wire, for the `acp.trace` setting: ">" to the agent, "<" from it. */
+  trace?: (direction: ">" | "<", text: string) => void;
   /** Called once when the process ends, expectedly (dispose) or not. */
   onExit?: (exit: AgentExit, expected: boolean) => void;
 }
 
 export class AgentConnection {
   private disposed = false;
-  private stderrTail = "";
 
   private constructor(
     readonly spec: AgentSpec,
     private readonly child: ChildProcess,
     private readonly conn: acp.ClientConnection,
     readonly exited: Promise<AgentExit>,
-    public init: acp.InitializeResponse,
+    readonly init: acp.InitializeResponse,
   ) {}
 
   /** Spawn the agent and complete `initialize`. Rejects with a readable message if either fails. */
@@ -46,7 +47,8 @@ export class AgentConnection {
       detached: true, // its own process group, so dispose() can end the agent and anything it started
     });
     let tail = "";
-    const spawnError = new Promise<never>((_, reject) => {
+    await new Promise<void>((resolve, reject) => {
+      child.once("spawn", resolve);
       child.once("error", (err) => reject(new Error(`cannot start agent "${spec.name}" (${spec.command}): ${err.message}`)));
     });
     child.stderr!.setEncoding("utf8");
@@ -56,33 +58,34 @@ export class AgentConnection {
     });
     const exited = new Promise<AgentExit>((resolve) => {
       child.once("close", (code, signal) => resolve({ code, signal, stderrTail: tail }));
-      child.once("error", () => resolve({ code: null, signal: null, stderrTail: tail }));
     });
-    const stream = acp.ndJsonStream(
-      Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>,
-      Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>,
-    );
+    let output = Writable.toWeb(child.stdin!) as WritableStream<Uint8Array>;
+    let input = Readable.toWeb(child.stdout!) as ReadableStream<Uint8Array>;
+    if (opts.trace) {
+      output = tap(output, ">", opts.trace);
+      input = input.pipeThrough(tapper("<", opts.trace));
+    }
+    const stream = acp.ndJsonStream(output, input);
     const conn = buildClient(opts.clientName, handlers).connect(stream);
-    const initialize = conn.agent.request(acp.methods.agent.initialize, {
-      protocolVersion: acp.PROTOCOL_VERSION,
-      clientInfo: { name: opts.clientName, title: "ACP Agent for VS Code", version: opts.clientVersion },
-      clientCapabilities: {
-        fs: { readTextFile: !!handlers.readTextFile, writeTextFile: !!handlers.writeTextFile },
-        terminal: !!handlers.terminal,
-        _meta: { terminal_output: true },
-      },
-    });
-    const exitedEarly = exited.then((e) => {
-      throw new Error(`agent "${spec.name}" exited during initialize (code ${e.code}, signal ${e.signal})\n${e.stderrTail}`);
-    });
     try {
-      const init = await Promise.race([initialize, spawnError, exitedEarly]);
+      const init = await conn.agent.request(acp.methods.agent.initialize, {
+        protocolVersion: acp.PROTOCOL_VERSION,
+        clientInfo: { name: opts.clientName, title: "ACP Agent for VS Code", version: opts.clientVersion },
+        clientCapabilities: {
+          fs: { readTextFile: !!handlers.readTextFile, writeTextFile: !!handlers.writeTextFile },
+          terminal: !!handlers.terminal,
+          _meta: { terminal_output: true },
+        },
+      });
       const self = new AgentConnection(spec, child, conn, exited, init);
-      exited.then((e) => opts.onExit?.({ ...e, stderrTail: tail }, self.disposed));
+      void exited.then((e) => opts.onExit?.(e, self.disposed));
       return self;
     } catch (err) {
+      // A closed connection usually means the process died: report its exit and stderr instead.
+      const exit = await Promise.race([exited, new Promise<undefined>((r) => setTimeout(() => r(undefined), 1000))]);
       conn.close();
       killTree(child);
+      if (exit) throw new Error(`agent "${spec.name}" exited during initialize (code ${exit.code}, signal ${exit.signal})${exit.stderrTail ? `:\n${exit.stderrTail.trim()}` : ""}`, { cause: err });
       throw err;
     }
   }
@@ -138,6 +141,22 @@ export class AgentConnection {
     clearTimeout(timer);
     killTree(this.child, "SIGKILL");
   }
+}
+
+function tapper(direction: ">" | "<", trace: NonNullable<ConnectOptions["trace"]>): TransformStream<Uint8Array, Uint8Array> {
+  const decoder = new TextDecoder();
+  return new TransformStream({
+    transform(chunk, ctl) {
+      trace(direction, decoder.decode(chunk, { stream: true }));
+      ctl.enqueue(chunk);
+    },
+  });
+}
+
+function tap(out: WritableStream<Uint8Array>, direction: ">", trace: NonNullable<ConnectOptions["trace"]>): WritableStream<Uint8Array> {
+  const t = tapper(direction, trace);
+  void t.readable.pipeTo(out).catch(() => undefined);
+  return t.writable;
 }
 
 function buildClient(name: string, h: ClientHandlers): acp.ClientApp {

@@ -1,0 +1,122 @@
+"""What `write` and `edit` share: the value of a file change, its meta, and its `diff` cards.
+
+presentation_meta of both tools (persisted for replay; the bridge maps it):
+    {"path": abs, "cwd": abs, "created": bool, "replacements": int | None, "source": "disk" | "editor",
+     "hunks": [{"old_start", "old_lines", "new_start", "new_lines", "old_text" (None for a create),
+                "new_text", "line"}]}
+Hunk numbers are 1-based; `line` is the hunk's first changed line in the new file.
+
+Invariant: the result card is built from meta alone (never by reading the file again).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from registry_core import (
+    ContentText,
+    DiffCallView,
+    DiffResultView,
+    FileDiff,
+    FileLocation,
+    GenericResultView,
+    ToolResult,
+)
+
+from .cards import call_paths, failure_card, meta_display, meta_field
+from .diffs import Hunk
+from .paths import display_path
+
+SNIPPET_LINES = 60
+
+
+class HunkValue(BaseModel):
+    old_start: int
+    old_lines: int
+    new_start: int
+    new_lines: int
+    old_text: str | None
+    new_text: str
+    line: int
+
+    @staticmethod
+    def of(hunk: Hunk) -> HunkValue:
+        return HunkValue(**hunk.to_json())
+
+
+class FileChange(BaseModel):
+    path: str
+    cwd: str
+    created: bool
+    hunks: list[HunkValue]
+    replacements: int | None = None
+    source: Literal["disk", "editor"]
+    total_lines: int
+
+
+def change_meta(_args: Any, value: FileChange) -> dict[str, Any]:
+    return {
+        "path": value.path,
+        "cwd": value.cwd,
+        "created": value.created,
+        "replacements": value.replacements,
+        "source": value.source,
+        "hunks": [h.model_dump() for h in value.hunks],
+    }
+
+
+def snippet(value: FileChange) -> str:
+    """The changed lines, numbered like `read`, so the model sees the result without reading again."""
+    out: list[str] = []
+    for hunk in value.hunks:
+        if len(out) >= SNIPPET_LINES:
+            out.append("   ...")
+            break
+        if out:
+            out.append("   ...")
+        lines = hunk.new_text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        for number, text in enumerate(lines[: SNIPPET_LINES - len(out)], hunk.new_start):
+            out.append(f"{number:>6}\t{text.removesuffix(chr(13))}")
+    return "\n".join(out)
+
+
+def _hunks(meta: Any) -> list[Mapping[str, Any]] | None:
+    raw = meta.get("hunks") if isinstance(meta, Mapping) else None
+    if not isinstance(raw, (list, tuple)) or not all(isinstance(h, Mapping) for h in raw):
+        return None
+    return list(raw)
+
+
+def change_call_view(verb: str, path_arg: str, cwd: str | None, old: str | None, new: str) -> DiffCallView:
+    """The pending card: the proposed text as a diff (oldText None for `write`: not known before it runs)."""
+    display, path = call_paths(path_arg, cwd)
+    return DiffCallView(
+        title=f"{verb} {display}",
+        diffs=(FileDiff(path=path, old_text=old, new_text=new),),
+        locations=(FileLocation(path=path),),
+    )
+
+
+def change_result_view(verb: str, path_arg: str, cwd: str | None, result: ToolResult) -> Any:
+    """The completed card: the applied hunks, one location per hunk."""
+    display = meta_display(result.meta) or call_paths(path_arg, cwd)[0]
+    title = f"{verb} {display}"
+    path = meta_field(result.meta, "path", str)
+    hunks = _hunks(result.meta)
+    if result.is_error or path is None or hunks is None:
+        return failure_card(title, result)
+    if not hunks:
+        text = (
+            f"No change: {display_path(path, meta_field(result.meta, 'cwd', str))} already had this content."
+        )
+        return GenericResultView(title=title, content=(ContentText(text=text),))
+    return DiffResultView(
+        title=title,
+        diffs=tuple(FileDiff(path=path, old_text=h["old_text"], new_text=h["new_text"]) for h in hunks),
+        locations=tuple(FileLocation(path=path, line=h["line"]) for h in hunks),
+    )

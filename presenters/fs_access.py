@@ -1,0 +1,401 @@
+"""Editor-aware text file access for `read`, `write` and `edit`.
+
+A host (the ACP bridge) may put a `FileAccess` in `agent.services["fs"]`: `read_text(path)` returns the
+editor's (possibly unsaved) buffer, or None when the editor has nothing for that path; `write_text(path,
+content)` hands the new content to the editor (so the user can review it). Without that service, or when
+it has no buffer, files are read from disk; without the service, files are written to disk.
+
+The disk path, the default, keeps what a careful editor keeps:
+- encoding: UTF-8, UTF-8 with a byte-order mark, UTF-16 with a byte-order mark (the BOM is written back);
+  anything else is refused with a clear error rather than guessed (a wrong guess corrupts the file);
+- line endings and the final newline: text is never newline-translated, so they survive byte for byte;
+- atomicity and mode: a temporary file in the same directory, `os.replace`, the old permission bits;
+  writes go through symlinks to their target; a read-only file is refused, not silently replaced;
+- staleness: a file that changed on disk between the read and the commit is not overwritten.
+
+Invariant: errors are `ToolError`s with a code and a message that tells the model what to do next; no
+traceback reaches the model. Nothing here decides policy (roots, approvals).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import difflib
+import io
+import logging
+import os
+import stat
+import tempfile
+import threading
+from dataclasses import dataclass
+from typing import Literal, Protocol, runtime_checkable
+
+from registry_core import Agent, ToolError
+
+from .runtime import Stopped, run_blocking
+
+log = logging.getLogger(__name__)
+
+FS_SERVICE = "fs"
+SNIFF_BYTES = 8192
+
+
+@runtime_checkable
+class FileAccess(Protocol):
+    """Text file access a host provides (e.g. through the editor). Paths are absolute."""
+
+    async def read_text(self, path: str) -> str | None:
+        """The current text of `path` as the editor sees it, or None when the editor has nothing."""
+        ...
+
+    async def write_text(self, path: str, content: str) -> None:
+        """Replace (or create) `path` with `content`."""
+        ...
+
+
+def file_access_of(agent: Agent | None) -> FileAccess | None:
+    """The host's file service, when the agent carries a usable one."""
+    if agent is None:
+        return None
+    service = agent.services.get(FS_SERVICE)
+    return service if isinstance(service, FileAccess) else None
+
+
+@dataclass(frozen=True, slots=True)
+class TextDocument:
+    """A text file as loaded: its text exactly (no newline translation) and how to write it back."""
+
+    path: str
+    text: str
+    encoding: str = "utf-8"
+    bom: bool = False
+    mode: int | None = None  # permission bits of the file on disk
+    signature: tuple[int, int] | None = None  # (mtime_ns, size) at read time, for the staleness check
+    source: Literal["disk", "editor"] = "disk"
+
+
+# --- classification and decoding -----------------------------------------------------------------
+
+_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"GIF87a", "a GIF image"),
+    (b"GIF89a", "a GIF image"),
+    (b"%PDF-", "a PDF document"),
+    (b"PK\x03\x04", "a ZIP archive"),
+    (b"\x1f\x8b", "a gzip archive"),
+    (b"\x7fELF", "an ELF executable"),
+)
+
+
+def sniff(head: bytes) -> str | None:
+    """Describe a non-text file from its first bytes ("a PNG image", "a binary file"), None for text."""
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return None  # UTF-16 text legitimately contains NUL bytes
+    for magic, kind in _MAGIC:
+        if head.startswith(magic):
+            return kind
+    if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
+        return "a WebP image"
+    if b"\x00" in head:
+        return "a binary file"
+    return None
+
+
+def detect_encoding(head: bytes) -> tuple[str, bool]:
+    """(codec, has_bom) from the first bytes: a BOM decides, otherwise UTF-8."""
+    if head.startswith(codecs.BOM_UTF8):
+        return "utf-8", True
+    if head.startswith(codecs.BOM_UTF16_LE):
+        return "utf-16-le", True
+    if head.startswith(codecs.BOM_UTF16_BE):
+        return "utf-16-be", True
+    return "utf-8", False
+
+
+def bom_bytes(encoding: str) -> bytes:
+    return {"utf-8": codecs.BOM_UTF8, "utf-16-le": codecs.BOM_UTF16_LE, "utf-16-be": codecs.BOM_UTF16_BE}[
+        encoding
+    ]
+
+
+def invalid_utf8(display: str, data: bytes, exc: UnicodeDecodeError, base_line: int = 1) -> ToolError:
+    line = base_line + data.count(b"\n", 0, exc.start)
+    return ToolError(
+        f"{display} is not valid UTF-8 text (byte 0x{data[exc.start]:02x} on line {line}). Only UTF-8 and "
+        "UTF-16 files with a byte-order mark are supported; use bash to inspect it (e.g. `file`) or to "
+        "convert it (e.g. `iconv -f latin1 -t utf-8`).",
+        code="INVALID_UTF8",
+    )
+
+
+def decode(data: bytes, display: str) -> tuple[str, str, bool]:
+    """(text, encoding, bom) of a whole file's bytes, or a ToolError for binary / undecodable data."""
+    kind = sniff(data[:SNIFF_BYTES])
+    encoding, bom = detect_encoding(data[:4])
+    if kind is None and not encoding.startswith("utf-16") and b"\x00" in data:
+        kind = "a binary file"  # a NUL past the sniffed head still means binary
+    if kind is not None:
+        raise not_text(display, kind, len(data))
+    body = data[len(bom_bytes(encoding)) :] if bom else data
+    try:
+        return body.decode(encoding), encoding, bom
+    except UnicodeDecodeError as exc:
+        if encoding != "utf-8":
+            raise ToolError(
+                f"{display} is not valid {encoding.upper()} text.", code="INVALID_ENCODING"
+            ) from None
+        raise invalid_utf8(display, body, exc) from None
+
+
+def trim_partial_utf8(data: bytes) -> bytes:
+    """Drop an incomplete multi-byte UTF-8 sequence cut off at the end of `data`."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte & 0xC0 != 0x80:  # a lead (or ASCII) byte: is its sequence complete?
+            need = 1 if byte < 0x80 else 2 if byte >> 5 == 0b110 else 3 if byte >> 4 == 0b1110 else 4
+            return data if need <= back else data[:-back]
+    return data
+
+
+def not_text(display: str, kind: str, size: int) -> ToolError:
+    return ToolError(
+        f"{display} is {kind} ({format_size(size)}), not a text file; it is not shown or edited as text. "
+        "Use bash to inspect it (e.g. `file`, `xxd | head`).",
+        code="BINARY_FILE",
+    )
+
+
+def format_size(size: int) -> str:
+    if size < 1024:
+        return f"{size} bytes"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+def os_error(exc: OSError, display: str, action: str) -> ToolError:
+    """A clear ToolError for an OS error on `display` while doing `action` ("read", "write")."""
+    if isinstance(exc, FileNotFoundError):
+        return ToolError(
+            f"File not found: {display}.{_similar(exc.filename)} "
+            "Check the path, or use glob to find the file.",
+            code="NOT_FOUND",
+        )
+    if isinstance(exc, IsADirectoryError):
+        return is_directory(display)
+    if isinstance(exc, PermissionError):
+        return ToolError(
+            f"Permission denied: cannot {action} {display}. Choose another file or check its permissions.",
+            code="PERMISSION_DENIED",
+        )
+    return ToolError(f"Cannot {action} {display}: {exc.strerror or exc}.", code="IO_ERROR")
+
+
+def _similar(missing: object) -> str:
+    """A hint naming files with similar names next to a missing one (a typo is the usual cause)."""
+    if not isinstance(missing, str):
+        return ""
+    parent, name = os.path.split(missing)
+    try:
+        with os.scandir(parent or ".") as entries:
+            names = [entry.name for _, entry in zip(range(2000), entries, strict=False)]
+    except OSError:
+        return f" Its directory {parent} does not exist either." if parent else ""
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    return f" Similar names in that directory: {', '.join(close)}." if close else ""
+
+
+def not_regular(display: str) -> ToolError:
+    return ToolError(
+        f"{display} is not a regular file (a device, pipe or socket); it cannot be read or edited as text.",
+        code="NOT_A_FILE",
+    )
+
+
+def is_directory(display: str) -> ToolError:
+    return ToolError(
+        f"{display} is a directory, not a file. Use glob (or bash `ls`) to list it.", code="IS_DIRECTORY"
+    )
+
+
+def uses_crlf(text: str) -> bool:
+    """True when most line breaks of `text` are CRLF."""
+    crlf = text.count("\r\n")
+    return crlf > 0 and crlf * 2 >= text.count("\n")
+
+
+# --- load and save -------------------------------------------------------------------------------
+
+
+def open_regular(path: str, display: str) -> tuple[io.BufferedReader, os.stat_result]:
+    """Open a regular file for reading; ToolError for a directory, a device or a pipe.
+
+    O_NONBLOCK: opening a FIFO must not wait for a writer (the thread would hang past any timeout); it
+    has no effect on regular files.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise is_directory(display) if stat.S_ISDIR(info.st_mode) else not_regular(display)
+    return os.fdopen(fd, "rb"), info
+
+
+def load_from_disk(path: str, display: str) -> TextDocument | None:
+    """The file's text, or None when it does not exist. Raises ToolError for anything else."""
+    try:
+        f, info = open_regular(path, display)
+        with f:
+            data = f.read()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise os_error(exc, display, "read") from None
+    text, encoding, bom = decode(data, display)
+    return TextDocument(
+        path, text, encoding, bom, stat.S_IMODE(info.st_mode), (info.st_mtime_ns, info.st_size), "disk"
+    )
+
+
+async def editor_text(agent: Agent | None, path: str) -> str | None:
+    """The editor's buffer for `path`, or None (no service, no buffer, or the service failed: a broken
+    editor channel must not make a file unreadable, the disk still has it)."""
+    access = file_access_of(agent)
+    if access is None:
+        return None
+    try:
+        text = await access.read_text(path)
+    except asyncio.CancelledError:
+        raise
+    except Exception:
+        log.warning("editor read of %s failed; reading the disk instead", path, exc_info=True)
+        return None
+    return text if isinstance(text, str) else None
+
+
+async def load_document(agent: Agent | None, path: str, display: str) -> TextDocument | None:
+    """The text a tool should work on: the editor's buffer when it has one, else the disk file."""
+    text = await editor_text(agent, path)
+    if text is not None:
+        return TextDocument(path, text, source="editor")
+    doc: TextDocument | None = await run_blocking(lambda _stop: load_from_disk(path, display))
+    return doc
+
+
+def _default_mode() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+# Computed once at import: os.umask is process-global and not thread-safe to probe from worker threads.
+DEFAULT_FILE_MODE = _default_mode()
+
+
+def atomic_write(
+    path: str,
+    data: bytes,
+    *,
+    mode: int | None,
+    signature: tuple[int, int] | None,
+    display: str,
+    stop: threading.Event | None = None,
+) -> None:
+    """Write `data` to `path` atomically (temp file + os.replace), keeping `mode`, creating parents.
+
+    `signature` (from the read) guards against overwriting a file changed since; `stop` (the caller's
+    cancellation) is checked just before the commit so a cancelled call never changes the file.
+    """
+    target = os.path.realpath(path)  # a symlink keeps pointing at the (rewritten) target
+    directory = os.path.dirname(target)
+    try:
+        os.makedirs(directory, exist_ok=True)
+        # No write bit at all is a deliberate "read-only", even for root (who passes os.access):
+        # replacing the file would silently defeat it, as `vim :w` without "!" refuses to.
+        if os.path.exists(target) and (not os.stat(target).st_mode & 0o222 or not os.access(target, os.W_OK)):
+            raise PermissionError(13, "read-only file", target)
+        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
+    except OSError as exc:
+        raise os_error(exc, display, "write") from None
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, mode if mode is not None else DEFAULT_FILE_MODE)
+        if signature is not None:
+            try:
+                now = os.stat(target)
+                current: tuple[int, int] | None = (now.st_mtime_ns, now.st_size)
+            except FileNotFoundError:
+                current = None
+            if current != signature:
+                raise ToolError(
+                    f"{display} changed on disk while this call was running; it was not overwritten. "
+                    "Read it again and retry.",
+                    code="STALE_FILE",
+                )
+        if stop is not None and stop.is_set():
+            raise Stopped
+        os.replace(tmp, target)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(exc, OSError):
+            raise os_error(exc, display, "write") from None
+        raise
+
+
+def encode(text: str, encoding: str, bom: bool) -> bytes:
+    return (bom_bytes(encoding) if bom else b"") + text.encode(encoding)
+
+
+async def save_document(
+    agent: Agent | None, path: str, text: str, like: TextDocument | None, display: str
+) -> Literal["disk", "editor"]:
+    """Write `text` to `path` (through the editor when it offers a service). Returns "editor" or "disk".
+
+    `like` is the document the text was derived from: its encoding, BOM, mode and read-time signature are
+    kept (a new file is UTF-8 without BOM, with the default mode).
+    """
+    access = file_access_of(agent)
+    if access is not None:
+        try:
+            await access.write_text(path, text)
+        except (asyncio.CancelledError, ToolError):
+            raise  # a host's own ToolError already says what went wrong, with its code
+        except Exception as exc:
+            raise ToolError(
+                f"The editor could not write {display}: {exc}", code="EDITOR_WRITE_FAILED"
+            ) from exc
+        return "editor"
+    encoding = like.encoding if like is not None else "utf-8"
+    bom = like.bom if like is not None else False
+    mode = like.mode if like is not None else None
+    signature = like.signature if like is not None and like.source == "disk" else None
+    data = encode(text, encoding, bom)
+    await run_blocking(
+        lambda stop: atomic_write(path, data, mode=mode, signature=signature, display=display, stop=stop)
+    )
+    return "disk"
+
+
+class DiskFileAccess:
+    """The default `FileAccess`: plain files on disk, with the rules of this module."""
+
+    async def read_text(self, path: str) -> str | None:
+        doc = await run_blocking(lambda _stop: load_from_disk(path, path))
+        return None if doc is None else doc.text
+
+    async def write_text(self, path: str, content: str) -> None:
+        doc = await run_blocking(lambda _stop: _load_quiet(path))
+        await save_document(None, path, content, doc, path)
+
+
+def _load_quiet(path: str) -> TextDocument | None:
+    try:
+        return load_from_disk(path, path)
+    except ToolError:
+        return None

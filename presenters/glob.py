@@ -1,0 +1,169 @@
+"""`glob`: find files by name pattern, newest first, and its `search` card (shape "paths").
+
+- Patterns: `*`, `?`, `[...]`, `{a,b}` and `**` (any number of directories), matched against the path
+  relative to `path` (default: the working directory). A literal leading part ("src/**/*.ts") is where the
+  walk starts; without `**` the walk stops at the pattern's depth.
+- The walk is `ignore.walk`: .gitignore'd files and hidden files are skipped, unless the pattern names a
+  hidden segment (".github/**/*.yml"); symbolic links are not followed.
+- Results: absolute paths, most recently modified first (ties by path), at most 100, with `truncated`
+  and `total`.
+
+presentation_meta: {"pattern", "path" (abs root), "cwd", "paths" (abs), "total", "truncated"}.
+
+Must not: read file contents, or follow symlinks out of the tree.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from registry_core import (
+    GenericCallView,
+    Output,
+    SearchResultView,
+    ToolDefinition,
+    ToolError,
+    ToolResult,
+    ToolRunContext,
+    define_tool,
+)
+
+from .cards import call_paths, failure_card, meta_field
+from .ignore import compile_glob, walk
+from .paths import display_path, resolve, session_cwd
+from .runtime import check, run_blocking
+
+MAX_RESULTS = 100
+_GLOB_CHARS = frozenset("*?[{")
+
+
+class GlobArgs(BaseModel):
+    pattern: str = Field(min_length=1, description='Glob pattern, e.g. "**/*.py" or "src/**/*.{ts,tsx}".')
+    path: str | None = Field(
+        default=None, description="Directory to search in (default: the working directory)."
+    )
+
+
+class GlobValue(BaseModel):
+    pattern: str
+    root: str
+    cwd: str
+    paths: list[str]
+    total: int
+    truncated: bool
+
+
+def _split(root: str, pattern: str) -> tuple[str, str]:
+    """(directory to walk, pattern relative to it): the pattern's literal leading segments join the root."""
+    segments = pattern.split("/")
+    literal = 0
+    while literal < len(segments) - 1 and not (_GLOB_CHARS & set(segments[literal])):
+        literal += 1
+    # An absolute prefix replaces the root (os.path.join keeps the last absolute part).
+    start = os.path.normpath(os.path.join(root, "/".join(segments[:literal]))) if literal else root
+    return start, "/".join(segments[literal:])
+
+
+def _find(start: str, rest: str, stop: threading.Event) -> list[tuple[float, str]]:
+    if not (_GLOB_CHARS & set(rest)):  # a literal path: it exists or not
+        path = os.path.join(start, rest)
+        return [(os.stat(path).st_mtime, path)] if os.path.isfile(path) else []
+    regex = compile_glob(rest, anchored=True)
+    segments = rest.split("/")
+    hidden = any(s.startswith(".") and s not in (".", "..") for s in segments)
+    depth = None if any("**" in s for s in segments) else len(segments)
+    found = []
+    for path in walk(start, None, stop, hidden=hidden, max_depth=depth):
+        if regex.match(os.path.relpath(path, start).replace(os.sep, "/")):
+            check(stop)
+            try:
+                found.append((os.stat(path).st_mtime, path))
+            except OSError:
+                continue
+    return found
+
+
+def _title(args: GlobArgs, cwd: str | None) -> str:
+    where = f" in {call_paths(args.path, cwd)[0]}" if args.path else ""
+    return f'Find "{args.pattern}"{where}'
+
+
+def _render(_args: GlobArgs, value: GlobValue) -> str:
+    if not value.paths:
+        return f"No files match {value.pattern!r} in {display_path(value.root, value.cwd)}."
+    lines = [display_path(p, value.cwd) for p in value.paths]
+    if value.truncated:
+        lines.append(
+            f"\n(Showing the {len(value.paths)} most recently modified of {value.total} files; use a more "
+            "specific pattern or path.)"
+        )
+    return "\n".join(lines)
+
+
+def _meta(_args: GlobArgs, value: GlobValue) -> dict[str, Any]:
+    return {
+        "pattern": value.pattern,
+        "path": value.root,
+        "cwd": value.cwd,
+        "paths": value.paths,
+        "total": value.total,
+        "truncated": value.truncated,
+    }
+
+
+def glob_tool(*, cwd: str | None = None) -> ToolDefinition:
+    """The `glob` tool. `cwd`: the session cwd for the call card's title (display only)."""
+
+    async def execute(args: GlobArgs, ctx: ToolRunContext) -> GlobValue:
+        session = session_cwd(ctx.agent)
+        root = resolve(args.path, session) if args.path else session
+        if not os.path.isdir(root):  # noqa: ASYNC240 - a stat
+            raise ToolError(f"Not a directory: {display_path(root, session)}.", code="NOT_FOUND")
+        start, rest = _split(root, args.pattern)
+        found = await run_blocking(lambda stop: _find(start, rest, stop) if os.path.isdir(start) else [])
+        found.sort(key=lambda item: (-item[0], item[1]))
+        return GlobValue(
+            pattern=args.pattern,
+            root=root,
+            cwd=session,
+            paths=[path for _, path in found[:MAX_RESULTS]],
+            total=len(found),
+            truncated=len(found) > MAX_RESULTS,
+        )
+
+    def present_call(args: GlobArgs) -> GenericCallView:
+        return GenericCallView(title=_title(args, cwd), kind="search")
+
+    def present_result(args: GlobArgs, result: ToolResult) -> Any:
+        paths = result.meta.get("paths") if isinstance(result.meta, Mapping) else None
+        total = meta_field(result.meta, "total", int)
+        if result.is_error or not isinstance(paths, (list, tuple)) or total is None:
+            return failure_card(_title(args, cwd), result)
+        return SearchResultView(
+            shape="paths",
+            title=_title(args, cwd),
+            truncated=bool(meta_field(result.meta, "truncated", bool)),
+            total=total,
+            paths=tuple(str(p) for p in paths),
+        )
+
+    return define_tool(
+        name="glob",
+        description=(
+            'Find files by name pattern ("**/*.py", "src/**/*.{ts,tsx}"), relative to path (default: the '
+            "working directory). Returns paths, most recently modified first, at most 100. .gitignore'd "
+            'files are skipped, and hidden ones unless the pattern names a hidden segment (".github/**").'
+        ),
+        parameters=GlobArgs,
+        output=Output(type=GlobValue, render=_render, presentation_meta=_meta),
+        execute=execute,
+        timeout_ms=60_000,
+        concurrency_safe=True,
+        present_call=present_call,
+        present_result=present_result,
+    )

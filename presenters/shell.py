@@ -1,0 +1,341 @@
+"""`bash`: run a shell command in the session cwd, streaming its output, and its `terminal` cards.
+
+- `bash -c COMMAND` in a new session (its own process group), stdin /dev/null, stdout and stderr merged.
+- Output streams to `ctx.progress(TerminalOutputProgress)` as it arrives (UTF-8 decoded incrementally).
+- Memory stays bounded whatever the command prints: the model gets the first and last 16 KiB (32 KiB in
+  all, the output cap claude-agent-acp gives its terminals, well under a Python client's 64 KiB line
+  limit); beyond that, the whole output is streamed to a temporary file whose path the result names.
+- Timeout (`timeout` ms, default 120 s, at most 600 s) and cancellation stop the whole process group:
+  SIGTERM, then SIGKILL after a short grace, and the shell is reaped. A timeout is a failed result that
+  still carries the partial output. When the shell exits but a background process keeps the output
+  open, the output is drained briefly and then that group is stopped too (otherwise the call would hang
+  until the timeout); background processes that redirected their output are left running.
+- A non-zero exit is a successful call whose value says so (the command ran; it failed): the card shows
+  the exit code.
+
+presentation_meta: {"command", "cwd", "exit_code", "signal", "output", "truncated", "full_output_path",
+"timed_out", "total_bytes"} (also on the TIMEOUT failure).
+
+Must not: hold more than the capped head/tail in memory, leave a process of the group running after a
+cancellation or timeout, or block the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from typing import IO, Any
+
+from pydantic import BaseModel, Field
+
+from registry_core import (
+    Output,
+    TerminalCallView,
+    TerminalOutputProgress,
+    TerminalResultView,
+    ToolDefinition,
+    ToolError,
+    ToolResult,
+    ToolRunContext,
+    define_tool,
+)
+
+from .cards import meta_field
+from .fs_access import os_error, trim_partial_utf8
+from .paths import display_path, resolve, session_cwd
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+HEAD_BYTES = 16 * 1024
+TAIL_BYTES = 16 * 1024
+CHUNK = 64 * 1024
+KILL_GRACE_S = 0.5  # SIGTERM → SIGKILL
+DRAIN_GRACE_S = 0.25  # after the shell exits, how long output may still arrive before we stop reading
+
+
+class BashArgs(BaseModel):
+    command: str = Field(min_length=1, description="The command to run with bash -c.")
+    description: str | None = Field(
+        default=None, description="What the command does, in 5-10 words (shown to the user)."
+    )
+    timeout: int | None = Field(
+        default=None, ge=1, le=MAX_TIMEOUT_MS, description="Timeout in milliseconds (default 120000)."
+    )
+    workdir: str | None = Field(
+        default=None, description="Directory to run in (default: the working directory; relative to it)."
+    )
+
+
+class BashValue(BaseModel):
+    command: str
+    cwd: str
+    exit_code: int | None
+    signal: str | None
+    output: str
+    truncated: bool
+    full_output_path: str | None
+    timed_out: bool
+    total_bytes: int
+
+
+def _trim_utf8_start(data: bytes) -> bytes:
+    """Skip continuation bytes a cut left at the start (a tail may begin mid-character)."""
+    skip = 0
+    while skip < min(3, len(data)) and data[skip] & 0xC0 == 0x80:
+        skip += 1
+    return data[skip:]
+
+
+class _Capture:
+    """Head and tail of the output for the model; everything, once it outgrows them, in a spill file."""
+
+    def __init__(self, spill_dir: str | None) -> None:
+        self.head = bytearray()
+        self.tail = bytearray()  # bytearray drops from the front in O(1) amortised (CPython)
+        self.total = 0
+        self.spill: IO[bytes] | None = None
+        self.spill_path: str | None = None
+        self._spill_dir = spill_dir
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def feed(self, data: bytes) -> str:
+        """Record `data`; return its text for live progress."""
+        chunk = data
+        self.total += len(chunk)
+        if self.spill is None and self.total > HEAD_BYTES + TAIL_BYTES:
+            # Nothing was dropped yet: head + tail still hold everything before this chunk.
+            fd, self.spill_path = tempfile.mkstemp(
+                prefix="acp-bridge-bash-", suffix=".log", dir=self._spill_dir
+            )
+            self.spill = os.fdopen(fd, "wb")
+            self.spill.write(self.head)
+            self.spill.write(self.tail)
+        if self.spill is not None:
+            self.spill.write(chunk)
+        room = HEAD_BYTES - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if chunk:
+            self.tail += chunk
+            if len(self.tail) > TAIL_BYTES:
+                del self.tail[: len(self.tail) - TAIL_BYTES]
+        return self._decoder.decode(data)
+
+    def flush(self) -> str:
+        return self._decoder.decode(b"", final=True)
+
+    def close(self) -> None:
+        if self.spill is not None:
+            self.spill.close()
+
+    @property
+    def truncated(self) -> bool:
+        return self.spill_path is not None
+
+    def text(self) -> str:
+        if not self.truncated:
+            return (bytes(self.head) + bytes(self.tail)).decode("utf-8", "replace")
+        omitted = self.total - len(self.head) - len(self.tail)
+        head = trim_partial_utf8(bytes(self.head)).decode("utf-8", "replace")
+        tail = _trim_utf8_start(bytes(self.tail)).decode("utf-8", "replace")
+        return (
+            f"{head}\n\n[... {omitted} bytes omitted; the full output is in {self.spill_path} ...]\n\n{tail}"
+        )
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Send `sig` to the group; False when no process of it is left."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # members we may not signal (setuid): nothing more can be done about them
+        return False
+    return True
+
+
+def _group_alive(pgid: int) -> bool:
+    """True while a process of the group is running. Zombies do not count: where PID 1 does not reap
+    orphans (some containers), they would keep `killpg(pgid, 0)` succeeding forever."""
+    if not _signal_group(pgid, 0):
+        return False
+    try:
+        entries = [e.name for e in os.scandir("/proc") if e.name.isdigit()]
+    except OSError:
+        return True  # no /proc: trust killpg
+    for name in entries:
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        # After "(comm)": state, ppid, pgrp, ...
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False
+
+
+async def _stop_group(pgid: int, exited: asyncio.Future[int]) -> None:
+    """SIGTERM the group, give it a short grace, SIGKILL whatever is left, wait for the shell's exit."""
+    try:
+        if _signal_group(pgid, signal.SIGTERM):
+            deadline = time.monotonic() + KILL_GRACE_S
+            # Polling: there is no event for "the group is empty" (members are not our children).
+            while time.monotonic() < deadline and _group_alive(pgid):  # noqa: ASYNC110
+                await asyncio.sleep(0.02)
+    finally:
+        _signal_group(pgid, signal.SIGKILL)  # in `finally`: a second cancellation still kills
+    await asyncio.wait([exited], timeout=2.0)
+
+
+async def _pump(stdout: asyncio.StreamReader, capture: _Capture, ctx: ToolRunContext) -> None:
+    while chunk := await stdout.read(CHUNK):
+        text = capture.feed(chunk)
+        if text:
+            ctx.progress(TerminalOutputProgress(data=text))
+    rest = capture.flush()
+    if rest:
+        ctx.progress(TerminalOutputProgress(data=rest))
+
+
+def _summary(value: BashValue) -> str:
+    if value.timed_out:
+        return "The command timed out; its process group was stopped."
+    if value.signal is not None:
+        return f"Killed by signal {value.signal}."
+    return f"Exit code: {value.exit_code}"
+
+
+def _render(_args: BashArgs, value: BashValue) -> str:
+    output = value.output or "(no output)"
+    return f"{output}{'' if output.endswith(chr(10)) else chr(10)}{_summary(value)}"
+
+
+def _meta(_args: BashArgs, value: BashValue) -> dict[str, Any]:
+    return value.model_dump()
+
+
+def bash_tool(*, spill_dir: str | None = None) -> ToolDefinition:
+    """The `bash` tool. `spill_dir`: where full outputs of long runs go (default: the temp directory)."""
+
+    async def execute(args: BashArgs, ctx: ToolRunContext) -> BashValue:
+        cwd = session_cwd(ctx.agent)
+        workdir = resolve(args.workdir, cwd) if args.workdir else cwd
+        if not os.path.isdir(workdir):  # noqa: ASYNC240 - one stat before spawning, not worth a thread
+            raise ToolError(
+                f"workdir {display_path(workdir, cwd)} is not an existing directory. Omit workdir to run in "
+                f"the working directory ({cwd}).",
+                code="NOT_FOUND",
+            )
+        timeout_ms = args.timeout or DEFAULT_TIMEOUT_MS
+        loop = asyncio.get_running_loop()
+        read_fd, write_fd = os.pipe()
+        try:
+            # Our own pipe, not asyncio's: asyncio's `wait()` would also wait for the pipe to close,
+            # which a background process can keep open forever; here exit and EOF are separate events.
+            proc = await asyncio.create_subprocess_exec(
+                "bash",
+                "-c",
+                args.command,
+                cwd=workdir,
+                stdin=subprocess.DEVNULL,
+                stdout=write_fd,
+                stderr=write_fd,
+                start_new_session=True,  # its own process group: the unit we stop
+            )
+        except OSError as exc:
+            os.close(read_fd)
+            raise os_error(exc, "bash", "run") from None
+        finally:
+            os.close(write_fd)  # the children hold the only write ends: EOF comes when they are gone
+        pgid = proc.pid
+        capture = _Capture(spill_dir)
+        stdout = asyncio.StreamReader(limit=2 * CHUNK)
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(stdout), os.fdopen(read_fd, "rb", buffering=0)
+        )
+        exited = asyncio.ensure_future(proc.wait())
+        reader = asyncio.ensure_future(_pump(stdout, capture, ctx))
+        timed_out = holders = False
+        try:
+            async with asyncio.timeout(timeout_ms / 1000):
+                await asyncio.wait([reader, exited], return_when=asyncio.FIRST_COMPLETED)
+                if not reader.done():  # the shell exited first: give late output a moment
+                    await asyncio.wait([reader], timeout=DRAIN_GRACE_S)
+                    holders = not reader.done()  # a background process keeps the output open
+                if not holders:
+                    await asyncio.wait([exited])  # EOF first: the shell may still be running
+        except TimeoutError:
+            timed_out = True
+        finally:
+            try:
+                if timed_out or holders or not (reader.done() and exited.done()):  # also: cancelled
+                    await _stop_group(pgid, exited)
+                    await asyncio.wait([reader], timeout=1.0)  # the last chunks, up to the kill
+            finally:
+                for task in (reader, exited):
+                    if not task.done():
+                        task.cancel()
+                transport.close()
+                capture.close()
+        code = proc.returncode
+        if not reader.cancelled() and reader.done() and (error := reader.exception()) is not None:
+            raise ToolError(f"Reading the command's output failed: {error}", code="IO_ERROR")
+        value = BashValue(
+            command=args.command,
+            cwd=workdir,
+            exit_code=code if code is not None and code >= 0 else None,
+            signal=signal.Signals(-code).name if code is not None and code < 0 else None,
+            output=capture.text(),
+            truncated=capture.truncated,
+            full_output_path=capture.spill_path,
+            timed_out=timed_out,
+            total_bytes=capture.total,
+        )
+        if timed_out:
+            raise ToolError(
+                f"{value.output}\nThe command timed out after {timeout_ms / 1000:g} s; its process group was "
+                "stopped. Run long jobs in the background (with output redirected to a file), or pass a "
+                f"larger timeout (at most {MAX_TIMEOUT_MS} ms).",
+                code="TIMEOUT",
+                meta=value.model_dump(),
+            )
+        return value
+
+    def present_call(args: BashArgs) -> TerminalCallView:
+        return TerminalCallView(title=args.command, description=args.description, cwd=args.workdir)
+
+    def present_result(_args: BashArgs, result: ToolResult) -> TerminalResultView:
+        output = meta_field(result.meta, "output", str)
+        if output is None:  # no meta (an error before the command ran): show the message
+            return TerminalResultView(output=result.error.message if result.error else None)
+        if meta_field(result.meta, "timed_out", bool) and result.error is not None:
+            output = result.error.message
+        return TerminalResultView(
+            output=output,
+            exit_code=meta_field(result.meta, "exit_code", int),
+            signal=meta_field(result.meta, "signal", str),
+            full_output_path=meta_field(result.meta, "full_output_path", str),
+        )
+
+    return define_tool(
+        name="bash",
+        description=(
+            "Run a shell command (bash -c) in the working directory, or in workdir. stdout and stderr are "
+            "merged; stdin is empty. Long output is cut to its start and end, with the full output saved "
+            "to a file whose path is given. Default timeout 120000 ms, at most 600000. Do not use it to "
+            "read, search or edit files when read, grep, glob or edit can."
+        ),
+        parameters=BashArgs,
+        output=Output(type=BashValue, render=_render, presentation_meta=_meta),
+        execute=execute,
+        concurrency_safe=False,
+        present_call=present_call,
+        present_result=present_result,
+    )

@@ -1,0 +1,257 @@
+"""`web_fetch`: fetch a URL and return it as readable text, and its `web` card (kind "fetch").
+
+- http and https only, on the first request and on every redirect (at most 5 redirects, followed by
+  hand so each hop's scheme is checked).
+- Timeouts: connect 10 s, each read 30 s, the whole fetch 60 s. Size cap: 5 MB of body is read, the rest
+  is not downloaded; the text returned is cut at `max_length` characters (default 50,000).
+- HTML becomes Markdown (`html_text`); other text types (plain, JSON, XML, CSV, ...) are returned as is;
+  binary types (images, PDFs, archives) are reported, not dumped. The charset comes from the headers, an
+  HTML <meta>, or UTF-8.
+- HTTP errors (status 400 and above) are failed results that still carry the status for the card.
+
+presentation_meta: {"url" (final), "requested_url", "status_code", "content_type", "title",
+"truncated", "bytes", "redirects"}; the body is not duplicated into it (the seed's web card rule).
+
+Must not: fetch a non-http(s) URL, follow more than 5 redirects, or read an unbounded body.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import re
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+from pydantic import BaseModel, Field
+
+from registry_core import (
+    GenericCallView,
+    Output,
+    ToolDefinition,
+    ToolError,
+    ToolResult,
+    ToolRunContext,
+    WebResultView,
+    define_tool,
+)
+
+from .cards import failure_card, meta_field
+from .fs_access import format_size
+from .html_text import html_to_markdown
+
+DEFAULT_MAX_LENGTH = 50_000
+MAX_BYTES = 5 * 1024 * 1024
+MAX_REDIRECTS = 5
+USER_AGENT = "acp-bridge/0.1 web_fetch (+https://agentclientprotocol.com)"
+_TEXT_TYPES = re.compile(
+    r"^(text/|application/(json|xml|javascript|ecmascript|x-javascript|x-yaml|yaml|toml|x-sh|csv|sql|graphql)"
+    r"|application/[\w.+-]+\+(json|xml))"
+)
+_HTML_TYPES = ("text/html", "application/xhtml+xml")
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?([\w-]+)""", re.IGNORECASE)
+
+
+class WebFetchArgs(BaseModel):
+    url: str = Field(min_length=1, description="The http(s) URL to fetch.")
+    max_length: int | None = Field(
+        default=None, ge=100, le=1_000_000, description="Most characters of text to return (default 50000)."
+    )
+
+
+class WebValue(BaseModel):
+    url: str
+    requested_url: str
+    status_code: int
+    reason: str
+    content_type: str | None
+    title: str | None
+    content: str
+    truncated: bool
+    bytes: int
+    redirects: list[str]
+
+
+def _check_url(url: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
+        raise ToolError(
+            f"Cannot fetch {url!r}: only absolute http:// and https:// URLs are supported.",
+            code="UNSUPPORTED_URL",
+        )
+
+
+def _charset(response: httpx.Response, head: bytes, is_html: bool) -> str:
+    name = response.charset_encoding
+    if name is None and is_html and (found := _META_CHARSET.search(head[:4096])):
+        name = found.group(1).decode("ascii", "replace")
+    try:
+        return codecs.lookup(name).name if name else "utf-8"
+    except LookupError:
+        return "utf-8"
+
+
+async def _fetch(url: str, limit: int, timeout_s: float, connect_s: float) -> WebValue:
+    redirects: list[str] = []
+    timeout = httpx.Timeout(timeout_s, connect=connect_s)
+    headers = {"User-Agent": USER_AGENT, "Accept": "text/html,application/xhtml+xml,text/*;q=0.9,*/*;q=0.5"}
+    async with httpx.AsyncClient(timeout=timeout, follow_redirects=False, headers=headers) as client:
+        current = url
+        while True:
+            async with client.stream("GET", current) as response:
+                location = response.headers.get("location")
+                if response.is_redirect and location:
+                    if len(redirects) >= MAX_REDIRECTS:
+                        raise ToolError(
+                            f"Too many redirects (more than {MAX_REDIRECTS}) fetching {url}.",
+                            code="TOO_MANY_REDIRECTS",
+                        )
+                    current = urljoin(current, location)
+                    _check_url(current)
+                    redirects.append(current)
+                    continue
+                mime = (response.headers.get("content-type") or "").split(";")[0].strip().lower()
+                if mime and not _is_text(mime):  # decided by the header: do not download it
+                    size = response.headers.get("content-length", "")
+                    raise ToolError(
+                        f"{current} returned {mime} content"
+                        + (f" ({format_size(int(size))})" if size.isdigit() else "")
+                        + ", which is not text; it is not shown.",
+                        code="UNSUPPORTED_CONTENT",
+                        meta=_meta(None, _bare(url, current, response, redirects)),
+                    )
+                body = bytearray()
+                truncated = False
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) >= MAX_BYTES:
+                        del body[MAX_BYTES:]
+                        truncated = True
+                        break
+                return _value(url, current, response, bytes(body), truncated, redirects, limit)
+
+
+def _is_text(mime: str) -> bool:
+    return mime in _HTML_TYPES or bool(_TEXT_TYPES.match(mime))
+
+
+def _bare(url: str, final: str, response: httpx.Response, redirects: list[str]) -> WebValue:
+    return WebValue(
+        url=final,
+        requested_url=url,
+        status_code=response.status_code,
+        reason=response.reason_phrase,
+        content_type=response.headers.get("content-type"),
+        title=None,
+        content="",
+        truncated=False,
+        bytes=0,
+        redirects=redirects,
+    )
+
+
+def _value(
+    url: str,
+    final: str,
+    response: httpx.Response,
+    body: bytes,
+    truncated: bool,
+    redirects: list[str],
+    limit: int,
+) -> WebValue:
+    mime = (response.headers.get("content-type") or "").split(";")[0].strip().lower()
+    # No content type: sniff (an HTML start, or no NUL byte in the first KiB means text).
+    is_html = mime in _HTML_TYPES or (
+        not mime and body.lstrip()[:15].lower().startswith((b"<!doctype", b"<html"))
+    )
+    value = _bare(url, final, response, redirects)
+    value.truncated, value.bytes = truncated, len(body)
+    if not mime and b"\x00" in body[:1024]:
+        raise ToolError(
+            f"{final} returned binary content ({format_size(len(body))}); it is not shown.",
+            code="UNSUPPORTED_CONTENT",
+            meta=_meta(None, value),
+        )
+    text = body.decode(_charset(response, body, is_html), "replace")
+    title = None
+    if is_html:
+        text, title = html_to_markdown(text, final)
+    if len(text) > limit:
+        text, value.truncated = text[:limit], True
+    value.content, value.title = text, title
+    if response.status_code >= 400:
+        excerpt = text[:2000]
+        raise ToolError(
+            f"HTTP {response.status_code} {response.reason_phrase} for {final}."
+            + (f"\n\n{excerpt}" if excerpt.strip() else ""),
+            code="HTTP_ERROR",
+            meta=_meta(None, value),
+        )
+    return value
+
+
+def _render(_args: WebFetchArgs, value: WebValue) -> str:
+    head = [f"URL: {value.url}", f"Status: {value.status_code} {value.reason}".rstrip()]
+    if value.title:
+        head.append(f"Title: {value.title}")
+    if value.content_type:
+        head.append(f"Content-Type: {value.content_type}")
+    note = "\n\n[Content truncated.]" if value.truncated else ""
+    return "\n".join(head) + "\n\n" + (value.content or "(empty body)") + note
+
+
+def _meta(_args: Any, value: WebValue) -> dict[str, Any]:
+    return value.model_dump(exclude={"content", "reason"})
+
+
+def web_fetch_tool(
+    *, timeout_s: float = 30.0, connect_timeout_s: float = 10.0, total_s: float = 60.0
+) -> ToolDefinition:
+    """The `web_fetch` tool. Timeouts: per connect, per read, and for the whole fetch."""
+
+    async def execute(args: WebFetchArgs, _ctx: ToolRunContext) -> WebValue:
+        url = args.url.strip()
+        _check_url(url)
+        try:
+            async with asyncio.timeout(total_s):
+                return await _fetch(url, args.max_length or DEFAULT_MAX_LENGTH, timeout_s, connect_timeout_s)
+        except (TimeoutError, httpx.TimeoutException):
+            raise ToolError(f"Fetching {url} timed out.", code="TIMEOUT") from None
+        except httpx.InvalidURL as exc:
+            raise ToolError(f"Invalid URL {url!r}: {exc}.", code="UNSUPPORTED_URL") from None
+        except httpx.HTTPError as exc:
+            raise ToolError(
+                f"Fetching {url} failed: {exc or type(exc).__name__}.", code="FETCH_FAILED"
+            ) from None
+
+    def present_call(args: WebFetchArgs) -> GenericCallView:
+        return GenericCallView(title=f"Fetch {args.url}", kind="fetch")
+
+    def present_result(args: WebFetchArgs, result: ToolResult) -> Any:
+        status = meta_field(result.meta, "status_code", int)
+        if status is None:
+            return failure_card(f"Fetch {args.url}", result)
+        return WebResultView(
+            kind="fetch",
+            title=f"Fetch {args.url}",
+            url=meta_field(result.meta, "url", str) or args.url,
+            status_code=status,
+            content_type=meta_field(result.meta, "content_type", str),
+            truncated=bool(meta_field(result.meta, "truncated", bool)),
+        )
+
+    return define_tool(
+        name="web_fetch",
+        description=(
+            "Fetch an http(s) URL and return its content as text: HTML pages become Markdown, text and JSON "
+            "are returned as is, binary content is not shown. At most max_length characters (default "
+            "50000); redirects are followed (at most 5)."
+        ),
+        parameters=WebFetchArgs,
+        output=Output(type=WebValue, render=_render, presentation_meta=_meta),
+        execute=execute,
+        concurrency_safe=True,
+        present_call=present_call,
+        present_result=present_result,
+    )

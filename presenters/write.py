@@ -1,0 +1,90 @@
+"""`write`: create or overwrite a text file, and its `diff` cards.
+
+- A create shows the whole file (oldText None); an overwrite shows the applied hunks of a real line diff
+  (`diffs.line_diff_hunks`, 3 context lines).
+- An overwrite keeps the file's encoding (BOM), permission bits, and CRLF line endings: content sent with
+  bare "\\n" into a CRLF file is converted, since models write "\\n" whatever the file uses. Writing the
+  same content again changes nothing on disk.
+- Writes are atomic (`fs_access.atomic_write`) or go through the editor service when the host has one.
+
+Must not: overwrite a binary or non-UTF-8 file (it would be destroyed), or a read-only file.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from registry_core import Output, ToolDefinition, ToolResult, ToolRunContext, define_tool
+
+from .changes import FileChange, HunkValue, change_call_view, change_meta, change_result_view
+from .diffs import count_lines, create_hunk, line_diff_hunks
+from .fs_access import load_document, save_document, uses_crlf
+from .paths import display_path, resolve, session_cwd
+from .runtime import run_blocking
+
+
+class WriteArgs(BaseModel):
+    file_path: str = Field(description="The file to write: absolute, or relative to the working directory.")
+    content: str = Field(description="The complete new content of the file.")
+
+
+async def _execute(args: WriteArgs, ctx: ToolRunContext) -> FileChange:
+    cwd = session_cwd(ctx.agent)
+    path = resolve(args.file_path, cwd)
+    display = display_path(path, cwd)
+    old = await load_document(ctx.agent, path, display)
+    content = args.content
+    if old is not None and "\r\n" not in content and uses_crlf(old.text):
+        content = content.replace("\n", "\r\n")
+    if old is not None and old.text == content:
+        hunks = []
+        source = old.source
+    else:
+        old_text = old.text if old is not None else None
+        hunks = await run_blocking(
+            lambda _stop: [create_hunk(content)] if old_text is None else line_diff_hunks(old_text, content)
+        )
+        source = await save_document(ctx.agent, path, content, old, display)
+    return FileChange(
+        path=path,
+        cwd=cwd,
+        created=old is None,
+        hunks=[HunkValue.of(h) for h in hunks],
+        source=source,
+        total_lines=count_lines(content),
+    )
+
+
+def _render(_args: WriteArgs, value: FileChange) -> str:
+    display = display_path(value.path, value.cwd)
+    if value.created:
+        return f"Created {display} ({value.total_lines} lines)."
+    if not value.hunks:
+        return f"{display} already had exactly this content; nothing changed."
+    return f"Wrote {display} ({value.total_lines} lines; {len(value.hunks)} changed region(s))."
+
+
+def write_tool(*, cwd: str | None = None) -> ToolDefinition:
+    """The `write` tool. `cwd`: the session cwd for call-card titles and diff paths (display only)."""
+
+    def present_call(args: WriteArgs) -> object:
+        return change_call_view("Write", args.file_path, cwd, None, args.content)
+
+    def present_result(args: WriteArgs, result: ToolResult) -> object:
+        return change_result_view("Write", args.file_path, cwd, result)
+
+    return define_tool(
+        name="write",
+        description=(
+            "Create a file, or overwrite one with new complete content (parent directories are created). "
+            "Prefer edit for changing part of an existing file. Relative paths are taken from the working "
+            "directory."
+        ),
+        parameters=WriteArgs,
+        output=Output(type=FileChange, render=_render, presentation_meta=change_meta),
+        execute=_execute,
+        timeout_ms=60_000,
+        concurrency_safe=False,
+        present_call=present_call,
+        present_result=present_result,
+    )

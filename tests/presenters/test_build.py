@@ -1,0 +1,38 @@
+"""`build_tools`: the explicit table, model-facing schemas, and the execution modes the issue fixes."""
+
+from __future__ import annotations
+
+from presenters import build_tools
+from registry_core import ToolRegistry
+
+
+def test_the_table_names_schemas_and_execution_modes() -> None:
+    registry = ToolRegistry()
+    for tool in build_tools():
+        registry.register(tool)
+
+    assert registry.names() == ["read", "write", "edit", "bash", "grep", "glob", "web_fetch", "todo_write"]
+    modes = {
+        "read": {"file_path": "a"},
+        "grep": {"pattern": "x"},
+        "glob": {"pattern": "*"},
+        "web_fetch": {"url": "https://example.com"},
+        "write": {"file_path": "a", "content": ""},
+        "edit": {"file_path": "a", "old_string": "a", "new_string": "b"},
+        "bash": {"command": "true"},
+    }
+    assert {name: registry.execution_mode(name, args) for name, args in modes.items()} == {
+        "read": "parallel",
+        "grep": "parallel",
+        "glob": "parallel",
+        "web_fetch": "parallel",
+        "write": "exclusive",
+        "edit": "exclusive",
+        "bash": "exclusive",
+    }
+    schemas = {s["name"]: s["parameters"] for s in registry.schemas()}
+    assert {"-i", "-n", "-A", "-B", "-C", "head_limit", "output_mode", "glob", "path", "pattern"} <= set(
+        schemas["grep"]["properties"]
+    )
+    assert schemas["edit"]["required"] == ["file_path", "old_string", "new_string"]
+    assert set(schemas["bash"]["properties"]) == {"command", "description", "timeout", "workdir"}

@@ -1,0 +1,139 @@
+"""`glob` end to end: patterns, newest first, the cap, ignore and hidden rules, and its cards; plus the
+glob and ignore-rule translation it shares with grep's Python backend."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from presenters.ignore import compile_glob, parse_rules, rules_decision
+from registry_core import GenericCallView, GenericResultView, SearchResultView
+
+from .conftest import Session, text_of
+
+
+def touch(root: Path, name: str, mtime: int) -> Path:
+    path = root / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(name)
+    os.utime(path, (mtime, mtime))
+    return path
+
+
+async def test_finds_newest_first_with_relative_display_and_absolute_card(session: Session) -> None:
+    root = session.cwd
+    touch(root, "old.py", 1_000)
+    touch(root, "src/new.py", 3_000)
+    touch(root, "src/deep/mid.py", 2_000)
+    touch(root, "src/notes.md", 4_000)
+    args = {"pattern": "**/*.py"}
+
+    result = await session.run("glob", args)
+
+    assert text_of(result) == "src/new.py\nsrc/deep/mid.py\nold.py"
+    card = session.result_card("glob", args, result)
+    assert isinstance(card, SearchResultView) and card.shape == "paths"
+    assert card.paths == (str(root / "src/new.py"), str(root / "src/deep/mid.py"), str(root / "old.py"))
+    assert card.total == 3 and not card.truncated and card.title == 'Find "**/*.py"'
+
+
+async def test_single_star_stays_in_its_directory_and_path_narrows(session: Session) -> None:
+    touch(session.cwd, "top.py", 1)
+    touch(session.cwd, "pkg/inner.py", 2)
+    touch(session.cwd, "pkg/sub/leaf.py", 3)
+
+    top = await session.run("glob", {"pattern": "*.py"})
+    in_pkg = await session.run("glob", {"pattern": "*.py", "path": "pkg"})
+    prefixed = await session.run("glob", {"pattern": "pkg/**/*.{py,txt}"})
+
+    absolute = await session.run("glob", {"pattern": f"{session.cwd}/pkg/**/*.py", "path": "/"})
+    upward = await session.run("glob", {"pattern": "../work/pkg/*.py"})
+
+    assert text_of(top) == "top.py"
+    assert text_of(in_pkg) == "pkg/inner.py"
+    assert text_of(prefixed) == "pkg/sub/leaf.py\npkg/inner.py"
+    assert text_of(absolute) == "pkg/sub/leaf.py\npkg/inner.py"
+    assert text_of(upward) == "pkg/inner.py"
+
+
+async def test_cap_of_100_with_total_and_truncated(session: Session) -> None:
+    for i in range(130):
+        touch(session.cwd, f"many/f{i:03d}.txt", 10_000 + i)
+    args = {"pattern": "many/*.txt"}
+
+    result = await session.run("glob", args)
+
+    assert result.meta["total"] == 130 and result.meta["truncated"] is True
+    assert len(result.meta["paths"]) == 100
+    assert result.meta["paths"][0].endswith("f129.txt")
+    assert "Showing the 100 most recently modified of 130 files" in text_of(result)
+
+
+async def test_ignored_and_hidden_files_are_skipped_unless_named(session: Session) -> None:
+    root = session.cwd
+    (root / ".git").mkdir()
+    (root / ".gitignore").write_text("dist/\n")
+    touch(root, "dist/bundle.js", 1)
+    touch(root, "app.js", 2)
+    touch(root, ".github/workflows/ci.yml", 3)
+    touch(root, ".config.js", 4)
+
+    js = await session.run("glob", {"pattern": "**/*.js"})
+    workflows = await session.run("glob", {"pattern": ".github/**/*.yml"})
+    dotted = await session.run("glob", {"pattern": "**/.*.js"})
+
+    assert text_of(js) == "app.js"
+    assert text_of(workflows) == ".github/workflows/ci.yml"
+    assert text_of(dotted) == ".config.js"
+
+
+async def test_no_match_missing_dir_and_cards(session: Session) -> None:
+    none = await session.run("glob", {"pattern": "*.zig"})
+    missing = await session.run("glob", {"pattern": "*", "path": "nope"})
+
+    assert text_of(none).startswith("No files match '*.zig'")
+    assert missing.error is not None and missing.error.code == "NOT_FOUND"
+    failed = session.result_card("glob", {"pattern": "*", "path": "nope"}, missing)
+    assert isinstance(failed, GenericResultView)
+    assert session.call_card("glob", {"pattern": "*.md", "path": "/w/docs"}) == GenericCallView(
+        title='Find "*.md" in /w/docs', kind="search"
+    )
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "anchored", "matches"),
+    [
+        ("*.py", "a.py", None, True),
+        ("*.py", "x/a.py", None, True),  # gitignore style: a name at any depth
+        ("*.py", "x/a.py", True, False),  # glob tool: relative to the root
+        ("src/*.py", "x/src/a.py", None, False),
+        ("**/foo", "a/b/foo", None, True),
+        ("foo/**", "foo/a/b", None, True),
+        ("foo/**", "foo", None, False),
+        ("a/**/b", "a/b", None, True),
+        ("a/**/b", "a/x/y/b", None, True),
+        ("*.{ts,tsx}", "z/a.tsx", None, True),
+        ("{a,b{c,d}}.txt", "bd.txt", True, True),
+        ("/build", "x/build", None, False),
+        ("[!ab].txt", "c.txt", None, True),
+        ("[!ab].txt", "a.txt", None, False),
+        ("?.md", "ab.md", None, False),
+        (r"\*.md", "*.md", None, True),
+    ],
+)
+def test_glob_translation(pattern: str, path: str, anchored: bool | None, matches: bool) -> None:
+    assert bool(compile_glob(pattern, anchored=anchored).match(path)) is matches
+
+
+def test_ignore_rules_last_match_wins_and_dir_only() -> None:
+    rules = parse_rules("# comment\n*.log\n!keep.log\nbuild/\n\\#literal\n")
+    decide: Any = rules_decision
+    assert decide(rules, "a.log", False) is True
+    assert decide(rules, "keep.log", False) is False
+    assert decide(rules, "build", True) is True
+    assert decide(rules, "build", False) is None  # "build/" only matches directories
+    assert decide(rules, "#literal", False) is True
+    assert decide(rules, "other.txt", False) is None

@@ -1,0 +1,190 @@
+"""`grep` end to end on a fixture tree, with ripgrep and with the pure-Python backend: both must give the
+same results (ignore files, hidden files, binary files, globs, modes, context, limits), plus errors and
+cards."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from registry_core import GenericCallView, GenericResultView, SearchResultView, thaw
+
+from .conftest import Session, text_of
+
+HAS_RG = shutil.which("rg") is not None
+BACKENDS = [
+    pytest.param("ripgrep", marks=pytest.mark.skipif(not HAS_RG, reason="ripgrep is not on PATH")),
+    "python",
+]
+
+
+def build_tree(root: Path) -> None:
+    files = {
+        ".gitignore": "build/\n*.log\n!keep.log\n/rootonly.txt\nnode_modules/\n",
+        ".ignore": "*.tmp\n",
+        "src/a.py": "import os\n\ndef hello():\n    return 'Hello'\n\nprint(hello())\n",
+        "src/b.txt": "say hello\nsay HELLO\nnothing\n",
+        "src/rootonly.txt": "hello from src\n",
+        "src/sub/.gitignore": "generated.py\n",
+        "src/sub/generated.py": "hello = 1\n",
+        "src/sub/c.py": "".join(f"line {i}\n" for i in range(1, 30)).replace("line 15", "hello 15"),
+        "build/out.py": "hello\n",
+        "node_modules/pkg/index.js": "hello\n",
+        "app.log": "hello\n",
+        "keep.log": "hello kept\n",
+        "rootonly.txt": "hello root\n",
+        "x.tmp": "hello tmp\n",
+        ".hidden/secret.py": "hello secret\n",
+        ".env": "HELLO=1\n",
+        "ünï.txt": "hello ünïcode\n",
+        "crlf.txt": "hello\r\nworld\r\n",
+        "bom.txt": "\ufeffhello bom\n",
+    }
+    for name, body in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(body)
+    (root / ".git").mkdir()
+    (root / "bin.dat").write_bytes(b"hello\x00binary\n")
+    (root / "link.py").symlink_to(root / "src/a.py")
+
+
+@pytest.fixture
+def tree(session: Session) -> Session:
+    build_tree(session.cwd)
+    return session
+
+
+async def grep(make_session: Any, backend: str, args: dict[str, Any]) -> Any:
+    session = make_session(grep_backend=backend)
+    if not (session.cwd / "src").exists():
+        build_tree(session.cwd)
+    return session, await session.run("grep", args)
+
+
+CASES: list[dict[str, Any]] = [
+    {"pattern": "hello"},
+    {"pattern": "hello", "-i": True},
+    {"pattern": "hello", "output_mode": "content"},
+    {"pattern": "hello", "output_mode": "content", "-i": True, "-n": False},
+    {"pattern": "hello", "output_mode": "count", "-i": True},
+    {"pattern": "hello 15", "output_mode": "content", "-C": 2},
+    {"pattern": "line 1[0-9]", "output_mode": "content", "-A": 1, "-B": 3},
+    {"pattern": "hello", "glob": "*.py"},
+    {"pattern": "hello", "glob": "*.{py,txt}", "output_mode": "count"},
+    {"pattern": "hello", "glob": "src/**/*.py"},
+    {"pattern": "hello", "glob": "!*.txt"},
+    {"pattern": "hello", "glob": "*.log"},
+    {"pattern": "hello", "path": "src"},
+    {"pattern": "^say", "path": "src/b.txt", "output_mode": "content"},
+    {"pattern": "line", "output_mode": "content", "head_limit": 5, "-A": 2},
+    {"pattern": "hello|line", "head_limit": 3},
+    {"pattern": r"\bhello\b$", "output_mode": "content"},
+    {"pattern": "nomatchanywhere"},
+]
+
+
+@pytest.mark.skipif(not HAS_RG, reason="ripgrep is not on PATH: nothing to compare the Python backend with")
+@pytest.mark.parametrize("args", CASES, ids=[str(i) for i in range(len(CASES))])
+async def test_both_backends_agree(make_session: Any, args: dict[str, Any]) -> None:
+    _, fast = await grep(make_session, "ripgrep", args)
+    _, slow = await grep(make_session, "python", args)
+
+    assert not fast.is_error and not slow.is_error, (fast.error, slow.error)
+    assert fast.meta["backend"] == "ripgrep" and slow.meta["backend"] == "python"
+    assert {**thaw(fast.value), "backend": None} == {**thaw(slow.value), "backend": None}
+    assert text_of(fast) == text_of(slow)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_files_with_matches_respects_ignore_and_hidden_rules(make_session: Any, backend: str) -> None:
+    session, result = await grep(make_session, backend, {"pattern": "hello", "-i": True})
+
+    shown = text_of(result).splitlines()
+    assert shown == [
+        "Found 8 files",
+        "bom.txt",
+        "crlf.txt",
+        "keep.log",
+        "src/a.py",
+        "src/b.txt",
+        "src/rootonly.txt",
+        "src/sub/c.py",
+        "ünï.txt",
+    ]
+    paths = [f["path"] for f in result.meta["files"]]
+    assert paths[0] == str(session.cwd / "bom.txt")  # absolute in meta and cards
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_content_mode_text_context_and_card(make_session: Any, backend: str) -> None:
+    args = {"pattern": "hello 15", "output_mode": "content", "-C": 1, "path": "src"}
+    session, result = await grep(make_session, backend, args)
+
+    assert text_of(result) == "src/sub/c.py-14-line 14\nsrc/sub/c.py:15:hello 15\nsrc/sub/c.py-16-line 16"
+    card = session.result_card("grep", args, result)
+    assert isinstance(card, SearchResultView) and card.shape == "matches"
+    assert card.title == 'Search "hello 15" in src'
+    assert card.total == 1 and not card.truncated
+    assert [(m.path, [(x.number, x.text) for x in m.lines]) for m in card.matches] == [
+        (str(session.cwd / "src/sub/c.py"), [(15, "hello 15")])
+    ]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_head_limit_truncates_and_says_so(make_session: Any, backend: str) -> None:
+    args = {"pattern": "line", "output_mode": "content", "head_limit": 4, "glob": "*.py"}
+    session, result = await grep(make_session, backend, args)
+
+    assert result.meta["truncated"] is True and result.meta["total"] == 28
+    assert [x["number"] for f in result.meta["files"] for x in f["lines"]] == [1, 2, 3, 4]
+    assert "(Showing 4 of 28 matching lines" in text_of(result)
+    card = session.result_card("grep", args, result)
+    assert isinstance(card, SearchResultView) and card.truncated and card.total == 28
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_count_mode_card_carries_counts(make_session: Any, backend: str) -> None:
+    args = {"pattern": "hello", "output_mode": "count", "-i": True, "path": "src", "glob": "*.txt"}
+    session, result = await grep(make_session, backend, args)
+
+    assert text_of(result).splitlines()[:2] == ["src/b.txt:2", "src/rootonly.txt:1"]
+    card = session.result_card("grep", args, result)
+    assert isinstance(card, SearchResultView)
+    assert [(Path(m.path).name, m.count) for m in card.matches] == [("b.txt", 2), ("rootonly.txt", 1)]
+    assert card.title == 'Search "hello" in src (*.txt)'
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_invalid_regex_is_a_clear_error(make_session: Any, backend: str) -> None:
+    session, result = await grep(make_session, backend, {"pattern": "foo(bar"})
+
+    assert result.error is not None and result.error.code == "INVALID_REGEX"
+    assert result.error.message.startswith("Invalid regular expression 'foo(bar'")
+    assert "with a backslash" in result.error.message
+    card = session.result_card("grep", {"pattern": "foo(bar"}, result)
+    assert isinstance(card, GenericResultView)
+
+
+@pytest.mark.skipif(not HAS_RG, reason="ripgrep is not on PATH")
+async def test_look_around_falls_back_to_python(make_session: Any) -> None:
+    _, result = await grep(make_session, "ripgrep", {"pattern": r"(?<=say )hello", "output_mode": "content"})
+
+    assert result.meta["backend"] == "python"
+    assert text_of(result) == "src/b.txt:1:say hello"
+
+
+async def test_missing_path_and_call_card(make_session: Any) -> None:
+    session, result = await grep(make_session, "python", {"pattern": "x", "path": "nope"})
+    assert result.error is not None and result.error.code == "NOT_FOUND"
+    card = session.call_card("grep", {"pattern": "TODO", "path": "/w/src", "glob": "*.py"})
+    assert card == GenericCallView(title='Search "TODO" in /w/src (*.py)', kind="search")
+
+
+async def test_env_var_forces_the_python_backend(make_session: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ACP_BRIDGE_GREP", "python")
+    _, result = await grep(make_session, "auto", {"pattern": "hello"})
+    assert result.meta["backend"] == "python"

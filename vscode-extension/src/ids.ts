@@ -1,0 +1,16 @@
+/** Identifiers contributed in package.json (a unit test checks they match). */
+export const VIEW_ID = "acp.agentView";
+export const CONTAINER_ID = "acp";
+export const COMMANDS = {
+  newSession: "acp.newSession",
+  cancel: "acp.cancel",
+  restart: "acp.restartAgent",
+  selectAgent: "acp.selectAgent",
+  pickMode: "acp.selectMode",
+  pickModel: "acp.selectModel",
+  history: "acp.history",
+  toggleFollow: "acp.toggleFollow",
+  showOutput: "acp.showOutput",
+  sendPrompt: "acp.sendPrompt",
+  focus: "acp.focus",
+} as const;

@@ -1,0 +1,80 @@
+/**
+ * A throwaway ACP agent for tests of paths the real bridge does not take: ACP `terminal/*` (the bridge
+ * reports shell output through Zed's `_meta` convention instead) and an agent that crashes.
+ * Prompts: "terminal <command line>" runs it in a client terminal; "crash" exits with code 3;
+ * "hang" waits until cancelled. Anything else answers "ok". It also offers modes, a model option and
+ * session history (list + load, replaying each session's messages), for the session-control tests.
+ */
+import { Readable, Writable } from "node:stream";
+import * as acp from "@agentclientprotocol/sdk";
+
+const cancelled = new Map<string, () => void>();
+const history = new Map<string, { cwd: string; prompts: string[] }>();
+const modes = { currentModeId: "ask", availableModes: [{ id: "ask", name: "Ask" }, { id: "code", name: "Code" }] };
+let model = "small";
+const configOptions = () => [
+  { id: "model", name: "Model", category: "model", type: "select" as const, currentValue: model, options: [{ value: "small", name: "Small" }, { value: "large", name: "Large" }] },
+];
+
+acp
+  .agent({ name: "fake-agent" })
+  .onRequest(acp.methods.agent.initialize, () => ({
+    protocolVersion: acp.PROTOCOL_VERSION,
+    agentCapabilities: { loadSession: true, sessionCapabilities: { list: {} } },
+    agentInfo: { name: "fake-agent", version: "0" },
+  }))
+  .onRequest(acp.methods.agent.session.new, ({ params }) => {
+    const sessionId = `fake-${history.size + 1}-${Date.now()}`;
+    history.set(sessionId, { cwd: params.cwd, prompts: [] });
+    return { sessionId, modes, configOptions: configOptions() };
+  })
+  .onRequest(acp.methods.agent.session.list, () => ({
+    sessions: [...history].map(([sessionId, h]) => ({ sessionId, cwd: h.cwd, title: h.prompts[0] ?? "(empty)" })),
+  }))
+  .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
+    for (const text of history.get(params.sessionId)?.prompts ?? []) {
+      await client.notify(acp.methods.client.session.update, { sessionId: params.sessionId, update: { sessionUpdate: "user_message_chunk", content: { type: "text", text } } });
+      await client.notify(acp.methods.client.session.update, { sessionId: params.sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "ok" } } });
+    }
+    return { modes, configOptions: configOptions() };
+  })
+  .onRequest(acp.methods.agent.session.setMode, ({ params }) => {
+    modes.currentModeId = params.modeId;
+    return {};
+  })
+  .onRequest(acp.methods.agent.session.setConfigOption, ({ params }) => {
+    if (params.configId === "model" && typeof params.value === "string") model = params.value;
+    return { configOptions: configOptions() };
+  })
+  .onNotification(acp.methods.agent.session.cancel, ({ params }) => cancelled.get(params.sessionId)?.())
+  .onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
+    const text = params.prompt.map((b) => (b.type === "text" ? b.text : "")).join("");
+    const sessionId = params.sessionId;
+    history.get(sessionId)?.prompts.push(text);
+    const say = (t: string) => client.notify(acp.methods.client.session.update, { sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: t } } });
+    if (text === "crash") process.exit(3);
+    if (text === "hang") {
+      await new Promise<void>((resolve) => cancelled.set(sessionId, resolve));
+      return { stopReason: "cancelled" as const };
+    }
+    if (text.startsWith("terminal ")) {
+      const command = text.slice("terminal ".length);
+      const term = await client.createTerminal({ sessionId, command, outputByteLimit: 1000 });
+      await client.notify(acp.methods.client.session.update, {
+        sessionId,
+        update: { sessionUpdate: "tool_call", toolCallId: "term", title: command, kind: "execute", status: "in_progress", content: [{ type: "terminal", terminalId: term.id }] },
+      });
+      const exit = await term.waitForExit();
+      const out = await term.currentOutput();
+      await term.release();
+      await client.notify(acp.methods.client.session.update, {
+        sessionId,
+        update: { sessionUpdate: "tool_call_update", toolCallId: "term", status: exit.exitCode === 0 ? "completed" : "failed", rawOutput: { output: out.output, exitCode: exit.exitCode } },
+      });
+      await say(`exit ${exit.exitCode}`);
+      return { stopReason: "end_turn" as const };
+    }
+    await say("ok");
+    return { stopReason: "end_turn" as const };
+  })
+  .connect(acp.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>));

@@ -1,0 +1,32 @@
+import { describe, expect, it, vi } from "vitest";
+import * as vscode from "vscode";
+import { splitCommandLine } from "../../src/acp/agentSpec";
+import { configuredAgentNames, resolveAgent } from "../../src/config";
+
+vi.mock("vscode", async () => (await import("jest-mock-vscode")).createVSCodeMock(vi));
+
+function settings(values: Record<string, unknown>) {
+  vi.spyOn(vscode.workspace, "getConfiguration").mockReturnValue({ get: (k: string, d?: unknown) => values[k] ?? d } as unknown as vscode.WorkspaceConfiguration);
+}
+
+describe("agent settings", () => {
+  it("the default agent is the bridge through the configured Python", () => {
+    settings({ pythonCommand: "/venv/bin/python", bridgeArgs: ["--model", "scripted:${workspaceFolder}/s.json"] });
+    expect(resolveAgent("acp-bridge", "/ws")).toEqual({ name: "acp-bridge", command: "/venv/bin/python", args: ["-m", "acp_bridge", "serve", "--model", "scripted:/ws/s.json"], cwd: "/ws" });
+  });
+
+  it("falls back to python3 when nothing is configured", () => {
+    settings({});
+    expect(resolveAgent("acp-bridge", undefined).command).toBe("python3");
+  });
+
+  it("runs any configured ACP agent, substituting ${workspaceFolder}", () => {
+    settings({ agents: [{ name: "other", command: "${workspaceFolder}/bin/agent", args: ["--acp"], env: { KEY: "v" } }, { name: 3 }] });
+    expect(resolveAgent("other", "/ws")).toEqual({ name: "other", command: "/ws/bin/agent", args: ["--acp"], env: { KEY: "v" }, cwd: "/ws" });
+    expect(configuredAgentNames()).toEqual(["acp-bridge", "other"]);
+  });
+
+  it("splits a command line with quotes", () => {
+    expect(splitCommandLine(`python -m "acp bridge" 'x y'`)).toEqual(["python", "-m", "acp bridge", "x y"]);
+  });
+});

@@ -1,0 +1,58 @@
+/**
+ * Terminal blocks: ANSI-coloured output, an exit-status badge, and a note when older output was
+ * dropped. Only the newest TERMINAL_KEEP_CHARS characters exist, so a 10 MB stream stays cheap.
+ */
+import { parseAnsi } from "../shared/ansi";
+import type { TerminalView } from "../shared/state";
+import { h } from "./dom";
+
+export function terminalBlock(terminalId: string, term: TerminalView | undefined): HTMLElement {
+  const el = h("div", { class: "terminal", "data-terminal-id": terminalId });
+  fillTerminal(el, term);
+  return el;
+}
+
+/** (Re)render one terminal block in place; keeps the scroll pinned to the bottom if it was there. */
+export function fillTerminal(el: HTMLElement, term: TerminalView | undefined): void {
+  const old = el.querySelector<HTMLElement>("pre.term-out");
+  const pinned = !old || old.scrollTop + old.clientHeight >= old.scrollHeight - 4;
+  const pre = h("pre", { class: "term-out", tabindex: 0, "aria-label": "Terminal output" });
+  if (term && term.droppedChars > 0) {
+    pre.append(h("span", { class: "term-dropped" }, `… ${formatCount(term.droppedChars)} earlier characters not shown\n`));
+  }
+  for (const seg of parseAnsi(term?.output ?? "")) {
+    if (!seg.fg && !seg.bg && !seg.bold && !seg.dim && !seg.italic && !seg.underline && !seg.inverse) {
+      pre.append(seg.text);
+      continue;
+    }
+    const span = h("span", {}, seg.text);
+    const cls: string[] = [];
+    const fg = seg.inverse ? seg.bg : seg.fg;
+    const bg = seg.inverse ? (seg.fg ?? "default-fg") : seg.bg;
+    if (fg?.startsWith("#")) span.style.color = fg;
+    else if (fg) cls.push(`ansi-fg-${fg}`);
+    if (bg?.startsWith("#")) span.style.backgroundColor = bg;
+    else if (bg) cls.push(`ansi-bg-${bg}`);
+    if (seg.bold) cls.push("ansi-bold");
+    if (seg.dim) cls.push("ansi-dim");
+    if (seg.italic) cls.push("ansi-italic");
+    if (seg.underline) cls.push("ansi-underline");
+    span.className = cls.join(" ");
+    pre.append(span);
+  }
+  const head = h("div", { class: "term-head" }, h("span", { class: "term-cmd", title: term?.command }, term?.command ? `$ ${term.command}` : "Terminal"), exitBadge(term));
+  el.replaceChildren(head, pre);
+  if (pinned) pre.scrollTop = pre.scrollHeight;
+}
+
+function exitBadge(term: TerminalView | undefined): HTMLElement {
+  if (!term?.exit) return h("span", { class: "exit-badge running" }, "running");
+  const { exitCode, signal } = term.exit;
+  if (signal) return h("span", { class: "exit-badge bad", title: "Exit status" }, `killed: ${signal}`);
+  if (exitCode === null) return h("span", { class: "exit-badge stopped", title: "Exit status" }, "stopped");
+  return h("span", { class: `exit-badge ${exitCode === 0 ? "ok" : "bad"}`, title: "Exit status" }, `exit ${exitCode}`);
+}
+
+function formatCount(n: number): string {
+  return n >= 1_000_000 ? `${(n / 1_000_000).toFixed(1)}M` : n >= 1000 ? `${Math.round(n / 1000)}k` : String(n);
+}

@@ -1,0 +1,85 @@
+/**
+ * The conversation: user prompts, streamed agent text (Markdown), collapsible thoughts, notices and tool
+ * cards, in order. Elements are keyed by item id so an update re-renders one element, and new items are
+ * appended without touching the rest.
+ */
+import type { SessionState, TimelineItem } from "../shared/state";
+import { block } from "./content";
+import { type CardUi, renderCard } from "./card";
+import { h } from "./dom";
+import { renderMarkdown } from "./markdown";
+
+export class Timeline {
+  private readonly els = new Map<string, HTMLElement>();
+  private rendered = 0;
+
+  constructor(
+    readonly root: HTMLElement,
+    private readonly ui: CardUi,
+  ) {}
+
+  reset(): void {
+    this.els.clear();
+    this.rendered = 0;
+    this.root.replaceChildren();
+  }
+
+  /** Append elements for items added since the last call. */
+  appendNew(s: SessionState): void {
+    const frag = document.createDocumentFragment();
+    for (; this.rendered < s.timeline.length; this.rendered++) {
+      const item = s.timeline[this.rendered]!;
+      const el = this.create(item);
+      this.els.set(item.id, el);
+      this.fill(el, s, item);
+      frag.append(el);
+    }
+    this.root.append(frag);
+  }
+
+  /** Re-render one message item or card (cards are keyed by toolCallId). */
+  refresh(s: SessionState, id: string): void {
+    const el = this.els.get(id);
+    if (!el) return;
+    const item = s.cards[id] ? ({ type: "tool", id } as const) : s.timeline.find((t) => t.id === id);
+    if (item) this.fill(el, s, item);
+  }
+
+  element(id: string): HTMLElement | undefined {
+    return this.els.get(id);
+  }
+
+  private create(item: TimelineItem): HTMLElement {
+    if (item.type === "tool") return h("article", { class: "card", id: `card-${item.id}` });
+    if (item.type === "thought") return h("details", { class: "thought" });
+    return h("div", { class: `msg msg-${item.type}${item.type === "notice" ? ` notice-${item.severity}` : ""}` });
+  }
+
+  private fill(el: HTMLElement, s: SessionState, item: TimelineItem): void {
+    switch (item.type) {
+      case "tool": {
+        const card = s.cards[item.id];
+        if (card) renderCard(el, s, card, this.ui);
+        return;
+      }
+      case "notice":
+        el.textContent = item.text;
+        return;
+      case "thought": {
+        const body = h("div", { class: "md" });
+        renderMarkdown(body, item.text);
+        el.replaceChildren(h("summary", {}, "Thinking"), body);
+        return;
+      }
+      case "user":
+        el.replaceChildren(h("div", { class: "msg-text" }, item.text), ...item.blocks.map((b) => block(b, s.cwd)));
+        return;
+      case "agent": {
+        const body = h("div", { class: "md" });
+        renderMarkdown(body, item.text);
+        el.replaceChildren(body, ...item.blocks.map((b) => block(b, s.cwd)));
+        return;
+      }
+    }
+  }
+}

@@ -1,0 +1,29 @@
+/** The webview side of postMessage, typed with the shared protocol. */
+import type { WebviewToHost } from "../shared/protocol";
+
+interface VsCodeApi {
+  postMessage(message: unknown): void;
+  getState(): unknown;
+  setState(state: unknown): void;
+}
+declare function acquireVsCodeApi(): VsCodeApi;
+
+const api: VsCodeApi = acquireVsCodeApi();
+
+export function send(message: WebviewToHost): void {
+  api.postMessage(message);
+}
+
+export interface UiState {
+  draft?: string;
+  collapsed?: string[];
+}
+
+export function loadUiState(): UiState {
+  const s = api.getState();
+  return typeof s === "object" && s !== null ? (s as UiState) : {};
+}
+
+export function saveUiState(s: UiState): void {
+  api.setState(s);
+}
