@@ -1,0 +1,127 @@
+"""The seam between the bridge core and a face (ACP over stdio, LSP): what the core may ask of a client.
+
+The core (sessions, turn loop, permissions, client file access) talks to the editor only through a
+`ClientChannel`. Updates are exactly the ACP `session/update` `update` payloads that `acp_bridge.mapping`
+builds; the ACP face sends them as `session/update`, the LSP face forwards them as
+`acpBridge/sessionUpdate` (and may derive progress or messages from them).
+
+Ordering contract: `send_update` is synchronous and frames leave in the order of the calls, across every
+session of the connection, so no card update can overtake an earlier one. `drain()` is the backpressure
+point: the core awaits it between bursts so a slow client bounds the memory we hold.
+
+Must not: import any transport, the ACP SDK or pygls. This module is types only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+Update = dict[str, Any]
+
+# The four ACP permission option kinds; option ids equal their kind (see permissions.py).
+PermissionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+
+
+@dataclass(frozen=True, slots=True)
+class ClientCapabilities:
+    """What the client said it can do, snapshotted once at `initialize`.
+
+    `terminal_meta`: Zed's display-only terminal convention (`clientCapabilities._meta.terminal_output`).
+    `fs_read` / `fs_write`: `fs/read_text_file` / `fs/write_text_file` (unsaved buffers, reviewable edits).
+    `terminal`: the client's `terminal/*` methods (advertised by clients, not used by the bridge yet).
+    """
+
+    terminal_meta: bool = False
+    fs_read: bool = False
+    fs_write: bool = False
+    terminal: bool = False
+    client_name: str | None = None
+
+    @staticmethod
+    def from_acp(
+        raw: Mapping[str, Any] | None, client_info: Mapping[str, Any] | None = None
+    ) -> ClientCapabilities:
+        """Read ACP `clientCapabilities` leniently: anything missing or mistyped means "unsupported"."""
+        caps = raw if isinstance(raw, Mapping) else {}
+        fs = caps.get("fs")
+        fs = fs if isinstance(fs, Mapping) else {}
+        meta = caps.get("_meta")
+        meta = meta if isinstance(meta, Mapping) else {}
+        name = client_info.get("name") if isinstance(client_info, Mapping) else None
+        return ClientCapabilities(
+            terminal_meta=meta.get("terminal_output") is True,
+            fs_read=fs.get("readTextFile") is True,
+            fs_write=fs.get("writeTextFile") is True,
+            terminal=caps.get("terminal") is True,
+            client_name=name if isinstance(name, str) else None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionOutcome:
+    """A client's answer to a permission request: an option it picked, or `cancelled`."""
+
+    outcome: Literal["selected", "cancelled"]
+    option_id: str | None = None
+    # What the user typed with a rejection, when the client sends it (`_meta.feedback`, on the response or
+    # its outcome): ACP has no reason field yet, and "why not" is what the model most needs to hear.
+    feedback: str | None = None
+
+    @staticmethod
+    def from_acp(raw: object) -> PermissionOutcome:
+        """Parse an ACP `RequestPermissionResponse` (`{"outcome": {...}}`). Raises ValueError if malformed."""
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("outcome"), Mapping):
+            raise ValueError(f"not a permission response: {raw!r}")
+        outcome = raw["outcome"]
+        kind = outcome.get("outcome")
+        if kind == "cancelled":
+            return PermissionOutcome("cancelled")
+        option = outcome.get("optionId")
+        if kind == "selected" and isinstance(option, str):
+            return PermissionOutcome("selected", option, _feedback(outcome) or _feedback(raw))
+        raise ValueError(f"not a permission outcome: {dict(outcome)!r}")
+
+
+def _feedback(container: Mapping[str, Any]) -> str | None:
+    meta = container.get("_meta")
+    text = meta.get("feedback") if isinstance(meta, Mapping) else None
+    return text.strip() if isinstance(text, str) and text.strip() else None
+
+
+class ClientChannel(Protocol):
+    """One connected client, as the core sees it. Implemented by each face."""
+
+    @property
+    def capabilities(self) -> ClientCapabilities: ...
+
+    def send_update(self, session_id: str, update: Update) -> None:
+        """Queue one session update. Never blocks and never raises (a closed client drops it)."""
+        ...
+
+    async def drain(self) -> None:
+        """Wait until queued output is down to the transport's low-water mark (returns at once if closed)."""
+        ...
+
+    def backlog(self) -> int:
+        """Bytes queued for the client but not yet written (0 when unknown)."""
+        ...
+
+    async def request_permission(
+        self, session_id: str, tool_call: Update, options: list[dict[str, Any]]
+    ) -> PermissionOutcome:
+        """Ask the user about one call. `tool_call` is a ToolCallUpdate (mapping.permission_tool_call);
+        `options` are ACP PermissionOptions. Raises RemoteError / ConnectionClosed / ValueError (a malformed
+        answer); cancelling the awaiting task withdraws the request."""
+        ...
+
+    async def read_text_file(self, session_id: str, path: str) -> str:
+        """The editor's view of `path` (unsaved buffer included). Only when `capabilities.fs_read`.
+        Raises RemoteError (e.g. not found) or ConnectionClosed."""
+        ...
+
+    async def write_text_file(self, session_id: str, path: str, content: str) -> None:
+        """Write through the editor (reviewable there). Only when `capabilities.fs_write`.
+        Raises RemoteError or ConnectionClosed."""
+        ...

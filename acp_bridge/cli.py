@@ -1,0 +1,277 @@
+"""`acp-bridge` (and `python -m acp_bridge`): the command line.
+
+Subcommands are one table, `COMMANDS`: `serve` (the ACP agent on stdio) and `demo` (the built-in terminal
+client driving `serve` offline). A face adds itself with one entry (the LSP face registers `lsp` there).
+Options shared by every face that runs the core (model, policy, logging) are added by
+`add_core_arguments` and read back by `core_setup`, so `serve` and `lsp` accept the same flags.
+
+Must not: print to stdout in `serve` (stdout is the protocol), or import the model's HTTP client unless an
+`openai:` model is asked for (spawn → initialize has a 400 ms budget).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import logging
+import os
+import sys
+import threading
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from registry_core import ToolDefinition
+
+from .models import ModelBackend, ModelError, StepEvent, StepRequest, load_backend
+from .permissions import MODES, PolicyConfig
+from .sessions import DEFAULT_MAX_STEPS, CoreConfig
+from .store import SessionStore
+
+log = logging.getLogger("acp_bridge")
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def add_core_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of every face that runs the agent core."""
+    model = parser.add_argument_group("model")
+    model.add_argument(
+        "--model",
+        default="scripted",
+        metavar="SPEC",
+        help="'scripted' (built-in demo script, offline), 'scripted:PATH' (a script file) or 'openai:MODEL' "
+        "(an OpenAI-compatible endpoint; key from ACP_BRIDGE_API_KEY, DEEPSEEK_API_KEY or OPENAI_API_KEY). "
+        "Default: scripted",
+    )
+    model.add_argument(
+        "--base-url", default=None, help="OpenAI-compatible API base URL (default: DeepSeek's)"
+    )
+    model.add_argument(
+        "--max-steps",
+        type=int,
+        default=DEFAULT_MAX_STEPS,
+        metavar="N",
+        help="model responses per prompt before it stops with max_turn_requests "
+        f"(default {DEFAULT_MAX_STEPS})",
+    )
+    policy = parser.add_argument_group("permission policy")
+    policy.add_argument(
+        "--mode",
+        choices=list(MODES),
+        default="default",
+        help="initial permission mode of each session "
+        "(default: ask before edits, writes, commands and fetches)",
+    )
+    policy.add_argument(
+        "--allow-tool", action="append", default=[], metavar="TOOL", help="run TOOL without asking"
+    )
+    policy.add_argument(
+        "--ask-tool", action="append", default=[], metavar="TOOL", help="always ask before TOOL"
+    )
+    policy.add_argument("--deny-tool", action="append", default=[], metavar="TOOL", help="never run TOOL")
+    other = parser.add_argument_group("diagnostics")
+    other.add_argument(
+        "--log-level", choices=LOG_LEVELS, default="warning", help="stderr log level (default warning)"
+    )
+    other.add_argument("--log-file", default=None, metavar="PATH", help="log to PATH instead of stderr")
+    other.add_argument(
+        "--state-dir",
+        default=None,
+        metavar="DIR",
+        help="keep session logs in DIR, enabling session/load and session/list (default: not kept)",
+    )
+    other.add_argument(
+        "--extra-tools",
+        action="append",
+        default=[],
+        metavar="MODULE:FUNC",
+        help="also register the tools FUNC() returns (a list of ToolDefinition); for tests and extensions",
+    )
+
+
+def configure_logging(level: str, log_file: str | None) -> None:
+    handler: logging.Handler = (
+        logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(getattr(logging, level.upper()))
+
+
+class FailedBackend:
+    """Stands in for a model that could not be configured: every prompt fails with that error, so the editor
+    shows it where the user looks (the prompt's error), not only in a log."""
+
+    def __init__(self, error: ModelError) -> None:
+        self.error = error
+
+    @property
+    def name(self) -> str:
+        return "unavailable"
+
+    async def stream_step(self, request: StepRequest) -> AsyncIterator[StepEvent]:
+        raise self.error
+        yield  # pragma: no cover - makes this an async generator
+
+    async def aclose(self) -> None:
+        return None
+
+
+def load_model(spec: str, base_url: str | None) -> ModelBackend:
+    try:
+        return load_backend(spec, base_url=base_url)
+    except ModelError as exc:
+        log.error("model %r is not usable: %s", spec, exc.message)
+        # A missing key is an authentication problem from the editor's point of view.
+        kind = "auth" if "API key" in exc.message else exc.kind
+        return FailedBackend(ModelError(exc.message, kind=kind, status=exc.status))
+
+
+def load_tools(extra: Sequence[str]) -> list[ToolDefinition]:
+    """The built-in tools, then every `MODULE:FUNC` extra. Raises SystemExit with a message for a bad spec."""
+    tools: list[ToolDefinition] = []
+    try:
+        from presenters import build_tools
+    except ImportError as exc:
+        log.warning("built-in tools unavailable (%s)", exc)
+    else:
+        tools.extend(build_tools())
+    for spec in extra:
+        module_name, _, func_name = spec.partition(":")
+        try:
+            func: Callable[[], Sequence[ToolDefinition]] = getattr(
+                importlib.import_module(module_name), func_name
+            )
+            tools.extend(func())
+        except (ImportError, AttributeError, TypeError, ValueError) as exc:
+            raise SystemExit(f"acp-bridge: --extra-tools {spec!r}: {exc}") from exc
+    return tools
+
+
+@dataclass(frozen=True, slots=True)
+class CoreSetup:
+    backend: ModelBackend
+    tools: list[ToolDefinition]
+    config: CoreConfig
+    store: SessionStore | None
+
+
+def core_setup(args: argparse.Namespace) -> CoreSetup:
+    """Logging, model, tools and policy from the parsed core arguments."""
+    configure_logging(args.log_level, args.log_file)
+    if args.max_steps < 1:
+        raise SystemExit("acp-bridge: --max-steps must be at least 1")
+    policy = PolicyConfig(
+        mode=MODES[args.mode].id,
+        allow_tools=frozenset(args.allow_tool),
+        ask_tools=frozenset(args.ask_tool),
+        deny_tools=frozenset(args.deny_tool),
+    )
+    return CoreSetup(
+        backend=load_model(args.model, args.base_url),
+        tools=load_tools(args.extra_tools),
+        config=CoreConfig(max_steps=args.max_steps, policy=policy),
+        store=SessionStore(args.state_dir) if args.state_dir else None,
+    )
+
+
+def run_until_exit(main: Coroutine[Any, Any, int]) -> int:
+    """Run a face's main coroutine, then exit promptly even if something refuses to stop.
+
+    `asyncio.run` would wait for every task (a tool that swallows cancellation) and the interpreter for
+    every worker thread (a blocking read); an editor closing our stdin must see us gone within 2 s. So the
+    leftover tasks get 0.3 s, and a daemon timer ends the process if the normal exit still hangs.
+    """
+    loop = asyncio.new_event_loop()
+    code = 1
+    try:
+        code = loop.run_until_complete(main)
+    finally:
+        leftovers = [t for t in asyncio.all_tasks(loop) if not t.done()]
+        for task in leftovers:
+            task.cancel()
+        if leftovers:
+            loop.run_until_complete(asyncio.wait(leftovers, timeout=0.3))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+        _exit_soon(code)
+    return code
+
+
+def _exit_soon(code: int, after: float = 0.3) -> None:
+    def force() -> None:
+        logging.shutdown()
+        os._exit(code)
+
+    timer = threading.Timer(after, force)
+    timer.daemon = True
+    timer.start()
+
+
+def _run_serve(args: argparse.Namespace) -> int:
+    from .connection import serve_stdio
+    from .sessions import SessionManager
+
+    setup = core_setup(args)
+    store = setup.store
+    return run_until_exit(
+        serve_stdio(
+            lambda channel: SessionManager(channel, setup.backend, setup.tools, setup.config, recorder=store),
+            store=store,
+        )
+    )
+
+
+def _add_serve(parser: argparse.ArgumentParser) -> None:
+    add_core_arguments(parser)
+
+
+def _add_demo(parser: argparse.ArgumentParser) -> None:
+    from .demo import add_arguments
+
+    add_arguments(parser)
+
+
+def _run_demo(args: argparse.Namespace) -> int:
+    from .demo import run
+
+    return run(args)
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+COMMANDS: dict[str, Command] = {
+    "serve": Command("run the ACP agent on stdio (what an editor spawns)", _add_serve, _run_serve),
+    "demo": Command("watch the agent work: a terminal client drives `serve` offline", _add_demo, _run_demo),
+    # "lsp": the LSP face (issue 6) registers here.
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="acp-bridge", description="Show an AI agent's tool calls live in code editors (ACP over stdio)."
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, command in COMMANDS.items():
+        command.add_arguments(sub.add_parser(name, help=command.help, description=command.help))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    words = list(sys.argv[1:] if argv is None else argv)
+    if not words or (words[0] not in COMMANDS and words[0] not in ("-h", "--help")):
+        # No command (or only options) means `serve`: what an editor configured for "the bridge" runs.
+        words = ["serve", *words]
+    args: Any = build_parser().parse_args(words)
+    try:
+        return COMMANDS[args.command].run(args)
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,60 @@
+"""File access through the editor: `agent.services["fs"]` for the built-in file tools.
+
+When the client offers `fs/read_text_file`, reads see the editor's unsaved buffers; when it offers
+`fs/write_text_file`, writes go through the editor, so it can show and review them as its own changes
+(Zed's Review Changes). Whatever the client lacks falls back to the disk: a read the client cannot serve
+(not open, not found, any client error) returns None so the tool reads the file itself; a write without
+the capability goes to disk through the presenters' own disk rules.
+
+Must not: decide policy (the permission gate already ran), or swallow a failed editor write (the tool
+reports it, with the client's reason).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from presenters.fs_access import DiskFileAccess
+from registry_core import ToolError
+
+from .channel import ClientChannel
+from .errors import ConnectionClosed, RemoteError
+
+log = logging.getLogger(__name__)
+
+
+class ClientFiles:
+    """The `FileAccess` the presenters' tools use when `agent.services["fs"]` is set."""
+
+    def __init__(self, channel: ClientChannel, session_id: str) -> None:
+        self._channel = channel
+        self._session_id = session_id
+        caps = channel.capabilities
+        self.reads_via_client = caps.fs_read
+        self.writes_via_client = caps.fs_write
+
+    async def read_text(self, path: str) -> str | None:
+        """The editor's text of `path` (unsaved edits included), or None to read the disk instead."""
+        if not self.reads_via_client:
+            return None
+        try:
+            return await self._channel.read_text_file(self._session_id, path)
+        except (RemoteError, ConnectionClosed, ValueError) as exc:
+            log.debug("client could not read %s (%s); reading the disk", path, exc)
+            return None
+
+    async def write_text(self, path: str, content: str) -> None:
+        """Write `content` to `path` through the editor, or to disk (with the disk rules of the built-in
+        file tools: encoding, BOM, mode, atomic replace) without the capability. Raises ToolError (the
+        editor refused, with its reason, or the disk path's errors)."""
+        if self.writes_via_client:
+            try:
+                await self._channel.write_text_file(self._session_id, path, content)
+            except RemoteError as exc:
+                raise ToolError(
+                    f"The editor did not write {path}: {exc.message}", code="EDITOR_REFUSED"
+                ) from None
+            except ConnectionClosed:
+                raise ToolError(f"The editor went away before writing {path}.", code="EDITOR_GONE") from None
+            return
+        await DiskFileAccess().write_text(path, content)

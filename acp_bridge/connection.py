@@ -1,0 +1,319 @@
+"""The ACP face: agent methods over newline-delimited JSON-RPC on stdio, onto the session core.
+
+`AcpAgent` is the method table (initialize, authenticate, session/new, session/prompt, session/cancel,
+session/set_mode, session/set_config_option, and session/load + session/list when a store is configured);
+it checks params, calls the `SessionManager`, and shapes ACP results. `AcpChannel` is the core's
+`ClientChannel` over the same JSON-RPC peer (session/update, session/request_permission, fs/*).
+`serve_stdio` claims the process's stdio: the protocol moves to private descriptors, fd 0 becomes
+/dev/null and fd 1 becomes stderr, so neither a stray `print` nor a tool's child process can corrupt or
+steal protocol frames. On stdin EOF it cancels everything, waits for it to stop and returns.
+
+Must not: run tools, talk to models or build card shapes (that is turn.py and mapping.py).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from . import __version__
+from .channel import ClientCapabilities, PermissionOutcome, Update
+from .errors import ConnectionClosed, InvalidParams, ResourceNotFound
+from .jsonrpc import FrameWriter, JsonRpcPeer, LineReader, NotificationHandler, Reply, RequestHandler
+from .permissions import MODES
+from .sessions import Session, SessionManager
+from .store import SessionStore
+
+log = logging.getLogger(__name__)
+
+PROTOCOL_VERSION = 1
+AGENT_INFO = {"name": "acp-bridge", "title": "acp-bridge", "version": __version__}
+
+
+class AcpChannel:
+    """`ClientChannel` over a JSON-RPC peer speaking ACP's client methods."""
+
+    def __init__(self) -> None:
+        self._peer: JsonRpcPeer | None = None
+        self._capabilities = ClientCapabilities()
+
+    def bind(self, peer: JsonRpcPeer) -> None:
+        self._peer = peer
+
+    @property
+    def peer(self) -> JsonRpcPeer:
+        if self._peer is None:
+            raise ConnectionClosed("the channel is not connected")
+        return self._peer
+
+    @property
+    def capabilities(self) -> ClientCapabilities:
+        return self._capabilities
+
+    def set_capabilities(self, capabilities: ClientCapabilities) -> None:
+        self._capabilities = capabilities
+
+    def send_update(self, session_id: str, update: Update) -> None:
+        if self._peer is not None:
+            self._peer.notify("session/update", {"sessionId": session_id, "update": update})
+
+    async def drain(self) -> None:
+        if self._peer is not None:
+            await self._peer.writer.drain()
+
+    def backlog(self) -> int:
+        return self._peer.writer.backlog() if self._peer is not None else 0
+
+    async def request_permission(
+        self, session_id: str, tool_call: Update, options: list[dict[str, Any]]
+    ) -> PermissionOutcome:
+        raw = await self.peer.request(
+            "session/request_permission", {"sessionId": session_id, "toolCall": tool_call, "options": options}
+        )
+        return PermissionOutcome.from_acp(raw)
+
+    async def read_text_file(self, session_id: str, path: str) -> str:
+        raw = await self.peer.request("fs/read_text_file", {"sessionId": session_id, "path": path})
+        content = raw.get("content") if isinstance(raw, Mapping) else None
+        if not isinstance(content, str):
+            raise ValueError(f"fs/read_text_file answered without text content: {raw!r}")
+        return content
+
+    async def write_text_file(self, session_id: str, path: str, content: str) -> None:
+        await self.peer.request(
+            "fs/write_text_file", {"sessionId": session_id, "path": path, "content": content}
+        )
+
+
+def _params(raw: object) -> Mapping[str, Any]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise InvalidParams("params must be an object")
+    return raw
+
+
+def _modes_state(session: Session) -> dict[str, Any]:
+    return {
+        "currentModeId": session.permissions.mode,
+        "availableModes": [
+            {"id": m.id, "name": m.name, "description": m.description} for m in MODES.values()
+        ],
+    }
+
+
+def _config_options(session: Session) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": "mode",
+            "name": "Permission mode",
+            "description": "What runs without asking, what asks, and what is denied.",
+            "category": "mode",
+            "type": "select",
+            "currentValue": session.permissions.mode,
+            "options": [
+                {"value": m.id, "name": m.name, "description": m.description} for m in MODES.values()
+            ],
+        }
+    ]
+
+
+class AcpAgent:
+    """ACP's agent methods. `requests` / `notifications` are the tables the JSON-RPC peer dispatches on."""
+
+    def __init__(
+        self, channel: AcpChannel, manager: SessionManager, store: SessionStore | None = None
+    ) -> None:
+        self.channel = channel
+        self.manager = manager
+        self.store = store
+        # Incoming prompt request id → its session, for `$/cancel_request`.
+        self._prompts: dict[int | str, str] = {}
+        self.requests: dict[str, RequestHandler] = {
+            "initialize": self.initialize,
+            "authenticate": self.authenticate,
+            "session/new": self.new_session,
+            "session/prompt": self.prompt,
+            "session/set_mode": self.set_mode,
+            "session/set_config_option": self.set_config_option,
+        }
+        if store is not None:
+            self.requests["session/load"] = self.load_session
+            self.requests["session/list"] = self.list_sessions
+        self.notifications: dict[str, NotificationHandler] = {
+            "session/cancel": self.cancel,
+            "$/cancel_request": self.cancel_request,
+        }
+
+    async def initialize(self, raw: object, _id: object) -> dict[str, Any]:
+        params = _params(raw)
+        version = params.get("protocolVersion")
+        if not isinstance(version, int) or isinstance(version, bool) or version < 0:
+            raise InvalidParams("protocolVersion must be a non-negative integer (this agent speaks 1)")
+        info = params.get("clientInfo")
+        caps = ClientCapabilities.from_acp(
+            params.get("clientCapabilities"), info if isinstance(info, Mapping) else None
+        )
+        self.channel.set_capabilities(caps)
+        log.info("initialized by %s: %s", caps.client_name or "an unnamed client", caps)
+        return {
+            # Only v1 exists; a client asking for more gets ours and decides.
+            "protocolVersion": PROTOCOL_VERSION,
+            "agentCapabilities": {
+                # Truthful: load and list exist only with a store (--state-dir).
+                "loadSession": self.store is not None,
+                "promptCapabilities": {"image": False, "audio": False, "embeddedContext": False},
+                "mcpCapabilities": {"http": False, "sse": False},
+                "sessionCapabilities": {"list": {}} if self.store is not None else {},
+            },
+            "authMethods": [],
+            "agentInfo": AGENT_INFO,
+        }
+
+    async def authenticate(self, raw: object, _id: object) -> dict[str, Any]:
+        # No auth methods are advertised; the model's key comes from the environment.
+        return {}
+
+    async def new_session(self, raw: object, _id: object) -> Reply:
+        params = _params(raw)
+        session = self.manager.new_session(params.get("cwd"), params.get("additionalDirectories"))
+        servers = params.get("mcpServers")
+        if isinstance(servers, list) and servers:
+            log.warning(
+                "session %s: %d MCP server(s) offered; MCP is not supported, ignoring",
+                session.id,
+                len(servers),
+            )
+        result = {
+            "sessionId": session.id,
+            "modes": _modes_state(session),
+            "configOptions": _config_options(session),
+        }
+        # After the response, so session/new answers without waiting for anything.
+        return Reply(result, then=lambda: session.send(session.available_commands_update()))
+
+    async def load_session(self, raw: object, _id: object) -> dict[str, Any]:
+        assert self.store is not None
+        params = _params(raw)
+        session_id = params.get("sessionId")
+        loaded = self.store.load(session_id) if isinstance(session_id, str) else None
+        if loaded is None:
+            raise ResourceNotFound(f"no stored session {session_id!r}", data={"sessionId": session_id})
+        # The replay's updates go out before this response, as ACP requires.
+        session = self.manager.load_session(session_id, params.get("cwd"), loaded)
+        return {"modes": _modes_state(session), "configOptions": _config_options(session)}
+
+    async def list_sessions(self, raw: object, _id: object) -> dict[str, Any]:
+        assert self.store is not None
+        params = _params(raw)
+        cwd, cursor = params.get("cwd"), params.get("cursor")
+        if cwd is not None and (not isinstance(cwd, str) or not os.path.isabs(cwd)):
+            raise InvalidParams(f"cwd must be an absolute path, got {cwd!r}")
+        if cursor is not None and not isinstance(cursor, str):
+            raise InvalidParams("cursor must be a string from a previous session/list")
+        try:
+            records, next_cursor = self.store.list(cwd, cursor)
+        except ValueError as exc:
+            raise InvalidParams(str(exc)) from None
+        result: dict[str, Any] = {"sessions": [r.to_acp() for r in records]}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        return result
+
+    async def prompt(self, raw: object, request_id: object) -> dict[str, Any]:
+        params = _params(raw)
+        session = self.manager.get(params.get("sessionId"))
+        if isinstance(request_id, (int, str)):
+            self._prompts[request_id] = session.id
+        try:
+            stop = await session.prompt(params.get("prompt"))
+        finally:
+            if isinstance(request_id, (int, str)):
+                self._prompts.pop(request_id, None)
+        return {"stopReason": stop}
+
+    async def set_mode(self, raw: object, _id: object) -> dict[str, Any]:
+        params = _params(raw)
+        session = self.manager.get(params.get("sessionId"))
+        mode = params.get("modeId")
+        if not isinstance(mode, str):
+            raise InvalidParams("modeId must be a string")
+        session.set_mode(mode)
+        return {}
+
+    async def set_config_option(self, raw: object, _id: object) -> dict[str, Any]:
+        params = _params(raw)
+        session = self.manager.get(params.get("sessionId"))
+        config_id, value = params.get("configId"), params.get("value")
+        if config_id != "mode":
+            raise InvalidParams(f"unknown config option {config_id!r}; this agent has: mode")
+        if not isinstance(value, str):
+            raise InvalidParams("value must be a mode id string")
+        session.set_mode(value)
+        return {"configOptions": _config_options(session)}
+
+    async def cancel(self, raw: object) -> None:
+        params = _params(raw)
+        self.manager.cancel(params.get("sessionId"))
+
+    async def cancel_request(self, raw: object) -> None:
+        params = _params(raw)
+        request_id = params.get("requestId")
+        session_id = self._prompts.get(request_id) if isinstance(request_id, (int, str)) else None
+        if session_id is not None:
+            self.manager.cancel(session_id)
+
+
+def claim_stdio() -> tuple[int, int]:
+    """Move the protocol to private fds (returned: input, output); point fd 0 at /dev/null and fd 1 at
+    stderr, so neither a stray print nor a child process can touch the protocol streams. Any stdio face
+    calls this first."""
+    in_fd = os.dup(0)
+    out_fd = os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return in_fd, out_fd
+
+
+async def serve_stdio(
+    make_manager: Callable[[AcpChannel], SessionManager],
+    *,
+    store: SessionStore | None = None,
+    max_line: int | None = None,
+) -> int:
+    """Serve ACP on this process's stdio until stdin closes. Returns the exit status (0)."""
+    in_fd, out_fd = claim_stdio()
+    channel = AcpChannel()
+    manager = make_manager(channel)
+    reader = LineReader(in_fd, max_line) if max_line else LineReader(in_fd)
+    writer = FrameWriter(out_fd)
+    await reader.start()
+    await writer.start()
+    agent = AcpAgent(channel, manager, store)
+    peer = JsonRpcPeer(reader, writer, agent.requests, agent.notifications)
+    channel.bind(peer)
+    try:
+        await peer.run()
+        log.info("stdin closed; shutting down")
+    finally:
+        await manager.shutdown()
+        # Bounded at every stage: an editor closing our stdin must see us gone within 2 s.
+        await peer.wait_handlers(0.2)
+        await writer.aclose(within=0.4)
+        if store is not None:
+            store.close()
+        try:
+            os.set_blocking(in_fd, True)
+        except OSError:
+            pass
+    return 0
+
+
+# The LSP face imported the earlier private name; kept so both spellings work.
+_claim_stdio = claim_stdio

@@ -1,0 +1,83 @@
+"""Errors of the bridge core, each carrying the JSON-RPC code a face answers with.
+
+The core (sessions, turns, permissions) raises `BridgeError`s; a face (ACP over stdio, LSP) turns one into
+its own error object with `to_error_obj()`. Errors the *peer* caused (`RemoteError`: the client answered a
+request of ours with an error) and a transport that went away (`ConnectionClosed`) are kept apart, so
+no code mistakes a client's refusal for a bug of ours.
+
+Must not: import any transport or the ACP SDK.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+AUTH_REQUIRED = -32000
+RESOURCE_NOT_FOUND = -32002
+REQUEST_CANCELLED = -32800
+
+
+class BridgeError(Exception):
+    """A request the bridge refuses or cannot complete. `message` is shown to the user as is."""
+
+    code: ClassVar[int] = INTERNAL_ERROR
+
+    def __init__(self, message: str, *, data: Any = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.data = data
+
+    def to_error_obj(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            out["data"] = self.data
+        return out
+
+
+class InvalidRequest(BridgeError):
+    """Not valid in the current state (e.g. a second prompt while one runs), or a malformed envelope."""
+
+    code = INVALID_REQUEST
+
+
+class MethodNotFound(BridgeError):
+    code = METHOD_NOT_FOUND
+
+
+class InvalidParams(BridgeError):
+    code = INVALID_PARAMS
+
+
+class ResourceNotFound(BridgeError):
+    """An unknown session id (ACP's `-32002`)."""
+
+    code = RESOURCE_NOT_FOUND
+
+
+class AuthRequired(BridgeError):
+    """The model endpoint refused the credentials; the message names what to set."""
+
+    code = AUTH_REQUIRED
+
+
+class InternalError(BridgeError):
+    code = INTERNAL_ERROR
+
+
+class RemoteError(Exception):
+    """The client answered one of our requests with a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{message} (code {code})")
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class ConnectionClosed(Exception):
+    """The transport is gone: no request can be sent or answered any more."""

@@ -1,0 +1,99 @@
+"""Replay of a stored conversation (`session/load`): rebuild the history the model sees, and send the client
+the same updates the live turn sent, through the same presenters and the same mapping, so a reloaded
+session looks as it did (tests compare the folded cards of both).
+
+Must not: run tools or the model again, or trust the log blindly (an unreadable event is skipped, a call
+that never settled is closed as unfinished).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from registry_core import CANCELLED, TextBlock, ToolFailureInfo, ToolResult, ToolResultEvent, content_text
+from registry_core.presentation import CallViewT
+
+from . import mapping
+from .models import AssistantMessage, ToolCallRequest, ToolResultMessage, UserMessage
+from .turn import Presentable
+
+if TYPE_CHECKING:
+    from .sessions import Session
+
+log = logging.getLogger(__name__)
+
+
+def replay(session: Session, events: Sequence[Mapping[str, Any]]) -> int:
+    """Rebuild a stored conversation into `session.history` and send it to the client as the same updates
+    a live turn sends (same presenters, same mapping), so a reloaded session looks as it did. Returns the
+    number of prompts it held (the next prompt's turn index). Unreadable events are skipped (logged)."""
+    wire = session.wire
+    send = session.send
+    asked: dict[str, tuple[str, Any, CallViewT | None, Presentable | None]] = {}
+    answered: set[str] = set()
+    prompts = 0
+    for event in events:
+        kind = event.get("type")
+        try:
+            if kind == "user":
+                text = str(event["text"])
+                prompts += 1
+                session.history.append(UserMessage(text))
+                send(mapping.user_message_chunk(text))
+            elif kind == "context":
+                session.history.append(UserMessage(str(event["text"])))
+            elif kind == "assistant":
+                calls = tuple(
+                    ToolCallRequest(str(c["id"]), str(c["name"]), c["arguments"])
+                    for c in event.get("toolCalls", [])
+                )
+                text, thought = str(event.get("text") or ""), str(event.get("thought") or "")
+                session.history.append(AssistantMessage(text, calls, thought or None))
+                if thought:
+                    send(mapping.agent_thought_chunk(thought))
+                if text:
+                    send(mapping.agent_message_chunk(text))
+                for call in calls:
+                    presentable = Presentable.of(session.scope, call.name, call.arguments)
+                    view = presentable.call_view() if presentable is not None else None
+                    asked[call.id] = (call.name, call.arguments, view, presentable)
+                    send(
+                        mapping.tool_call_started(
+                            wire, call.id, call.name, call.arguments, view, "in_progress"
+                        )
+                    )
+            elif kind == "tool/result":
+                record = ToolResultEvent.from_json(event)
+                name, arguments, view, presentable = asked.get(
+                    record.call_id, (record.name, None, None, None)
+                )
+                result = record.to_result()
+                answered.add(record.call_id)
+                session.history.append(
+                    ToolResultMessage(
+                        record.call_id, record.name, content_text(result.content), result.is_error
+                    )
+                )
+                result_view = presentable.result_view(result) if presentable is not None else None
+                note = event.get("note")
+                for update in mapping.tool_call_completed(
+                    wire, record.call_id, name, arguments, view, result, result_view,
+                    note=note if isinstance(note, str) else None,
+                ):  # fmt: skip
+                    send(update)
+                plan = mapping.plan_from_result(result)
+                if plan is not None:
+                    send(plan)
+        except (KeyError, TypeError, ValueError) as exc:
+            log.warning("session %s: skipping an unreadable %r event: %s", session.id, kind, exc)
+    for call_id, (name, arguments, view, _presentable) in asked.items():
+        if call_id not in answered:
+            # The bridge stopped before this call settled: close its card and answer it for the model.
+            message = "The call did not finish: the bridge stopped first."
+            result = ToolResult((TextBlock(message),), True, ToolFailureInfo(message, CANCELLED))
+            session.history.append(ToolResultMessage(call_id, name, message, True))
+            for update in mapping.tool_call_completed(wire, call_id, name, arguments, view, result, None):
+                send(update)
+    return prompts

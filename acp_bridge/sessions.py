@@ -1,0 +1,456 @@
+"""Sessions: the face-independent core a face (ACP, LSP) drives through `SessionManager`.
+
+A `SessionManager` belongs to one client connection. It owns the tool registry (tools, the permission gate
+as first pre-execute listener and approval service, the result observer that completes cards), and the
+sessions, each strictly isolated: its own cwd and roots, history, scripted-turn cursor, permission mode and
+rules, and at most one prompt in flight. A prompt runs as its own task (`Turn.run`); `cancel()` fires the
+turn's signal; should the turn not stop within `CANCEL_GRACE` seconds (a tool ignoring it), the prompt answers
+`cancelled` anyway and the stuck turn is detached (muted, its cards closed), so a prompt always answers
+promptly and the session stays usable. `shutdown()` cancels everything and waits for it to stop.
+
+Must not: know the transport (only `ClientChannel`), or answer for another session's prompt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from registry_core import (
+    Agent,
+    ToolDefinition,
+    ToolExecution,
+    ToolExecutionResult,
+    ToolRegistry,
+    ToolResult,
+    ToolResultEvent,
+    ToolScope,
+)
+
+from . import mapping
+from .channel import ClientChannel, PermissionOutcome, Update
+from .client_fs import ClientFiles
+from .errors import AuthRequired, InternalError, InvalidParams, InvalidRequest, ResourceNotFound
+from .mapping import WireContext
+from .models import Message, ModelBackend, ModelError
+from .permissions import MODES, Decision, ModeId, PermissionGate, PolicyConfig, SessionPermissions
+from .replay import replay
+from .turn import StopReason, Turn
+
+log = logging.getLogger(__name__)
+
+# After a cancel, how long the turn gets to stop (tools stop their processes: bash sends SIGTERM, then
+# SIGKILL after 0.5 s) before the prompt answers `cancelled` anyway and the turn is abandoned. Cancelling
+# the task a second time instead could interrupt a tool's own cleanup and leave a process behind.
+CANCEL_GRACE = 0.75
+DEFAULT_MAX_STEPS = 50
+
+# The slash commands every session understands (handled here, without the model).
+COMMANDS: tuple[tuple[str, str, str | None], ...] = (
+    ("permissions", "Show this session's permission mode and remembered rules", None),
+    ("forget", "Forget every remembered 'always' answer of this session", None),
+    ("mode", "Show or switch the permission mode: default, accept_edits, plan, full_access", "mode id"),
+)
+
+
+LoadedLog = tuple[Mapping[str, Any], list[dict[str, Any]]]
+
+
+@dataclass(frozen=True, slots=True)
+class CoreConfig:
+    """Deployment settings of the core (the CLI fills them)."""
+
+    max_steps: int = DEFAULT_MAX_STEPS
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+
+
+class Recorder(Protocol):
+    """Where a session's durable events go (`store.SessionStore` implements it)."""
+
+    def begin(self, session_id: str, cwd: str, roots: tuple[str, ...]) -> None: ...
+
+    def append(self, session_id: str, event: Mapping[str, Any]) -> None: ...
+
+
+def prompt_text(blocks: object) -> str:
+    """The model-facing text of an ACP prompt: text blocks as is, resource links as textual references.
+
+    Raises InvalidParams for an empty prompt and for content this agent does not accept (image, audio,
+    embedded resources: `promptCapabilities` advertises none of them), naming the block at fault.
+    """
+    if not isinstance(blocks, list):
+        raise InvalidParams("prompt must be a list of content blocks")
+    parts: list[str] = []
+    for i, block in enumerate(blocks):
+        if not isinstance(block, Mapping):
+            raise InvalidParams(f"prompt[{i}] must be a content block object")
+        kind = block.get("type")
+        if kind == "text":
+            text = block.get("text")
+            if not isinstance(text, str):
+                raise InvalidParams(f"prompt[{i}].text must be a string")
+            parts.append(text)
+        elif kind == "resource_link":
+            uri, name = block.get("uri"), block.get("name")
+            if not isinstance(uri, str) or not uri:
+                raise InvalidParams(f"prompt[{i}].uri must be a non-empty string")
+            label = block.get("title") or name or uri
+            ref = f"[Resource: {label}]({uri})"
+            details = [str(block[k]) for k in ("description", "mimeType") if isinstance(block.get(k), str)]
+            if isinstance(block.get("size"), int):
+                details.append(f"{block['size']} bytes")
+            parts.append(ref + (f" ({'; '.join(details)})" if details else ""))
+        elif kind in ("image", "audio", "resource"):
+            what = {"image": "images", "audio": "audio", "resource": "embedded resources"}[kind]
+            raise InvalidParams(
+                f"prompt[{i}] is {kind!r} content, but this agent does not accept {what} "
+                "(its promptCapabilities say so); send text, or a resource_link to the file instead"
+            )
+        else:
+            raise InvalidParams(f"prompt[{i}] has unknown content type {kind!r}")
+    text = "\n\n".join(p for p in parts if p)
+    if not text.strip():
+        raise InvalidParams("the prompt is empty: send at least one non-empty text or resource_link block")
+    return text
+
+
+class Session:
+    """One conversation. Created by `SessionManager.new_session`; implements the permission `GateHost`."""
+
+    def __init__(
+        self,
+        manager: SessionManager,
+        session_id: str,
+        cwd: str,
+        roots: tuple[str, ...],
+    ) -> None:
+        self.manager = manager
+        self.id = session_id
+        self.cwd = cwd
+        self.roots = roots
+        self.channel: ClientChannel = manager.channel
+        self.backend: ModelBackend = manager.backend
+        self.max_steps = manager.config.max_steps
+        self.scope: ToolScope = manager.registry.scope()
+        self.wire = WireContext(cwd=cwd, terminal_meta=self.channel.capabilities.terminal_meta)
+        services: dict[str, Any] = {}
+        caps = self.channel.capabilities
+        if caps.fs_read or caps.fs_write:
+            services["fs"] = ClientFiles(self.channel, session_id)
+        self.agent = Agent(id=session_id, cwd=cwd, roots=roots, services=services)
+        self._permissions = SessionPermissions(manager.config.policy, cwd, roots)
+        self._approval_lock = asyncio.Lock()
+        self.history: list[Message] = []
+        self.turn_index = 0
+        self.turn: Turn | None = None
+        self._task: asyncio.Task[StopReason] | None = None
+        self._watchdog: asyncio.TimerHandle | None = None
+        self._abandon: asyncio.Future[None] | None = None
+
+    # --- GateHost ---------------------------------------------------------------------------------
+
+    @property
+    def permissions(self) -> SessionPermissions:
+        return self._permissions
+
+    @property
+    def approval_lock(self) -> asyncio.Lock:
+        return self._approval_lock
+
+    def on_decision(self, call_id: str, decision: Decision) -> None:
+        if self.turn is not None:
+            self.turn.on_decision(call_id, decision)
+
+    async def ask_user(
+        self, call_id: str, tool: str, args: Any, reason: str | None, options: list[dict[str, Any]]
+    ) -> PermissionOutcome:
+        turn = self.turn
+        if turn is not None:
+            tool_call = turn.permission_tool_call(call_id, tool, args, reason)
+        else:
+            tool_call = mapping.permission_tool_call(self.wire, call_id, tool, args, None, reason)
+        return await self.channel.request_permission(self.id, tool_call, options)
+
+    def cancel_turn(self, why: str) -> None:
+        log.info("session %s: cancelling the turn (%s)", self.id, why)
+        self.cancel()
+
+    # --- durable events ---------------------------------------------------------------------------
+
+    def record(self, event: Mapping[str, Any]) -> None:
+        recorder = self.manager.recorder
+        if recorder is not None:
+            recorder.append(self.id, event)
+
+    def record_result(self, call_id: str, name: str, result: ToolResult, note: str | None) -> None:
+        if not self.manager.recording:
+            return
+        event = ToolResultEvent(
+            call_id, name, result.content, result.is_error, result.error, result.meta
+        ).to_json()
+        if note is not None:
+            event["note"] = note
+        self.record(event)
+
+    # --- prompts ----------------------------------------------------------------------------------
+
+    @property
+    def busy(self) -> bool:
+        return self._task is not None
+
+    def send(self, update: Update) -> None:
+        self.channel.send_update(self.id, update)
+
+    async def prompt(self, blocks: object) -> StopReason:
+        """Run one prompt to its stop reason. Raises InvalidRequest (one already runs), InvalidParams (bad
+        content), AuthRequired / InternalError (the model failed; the message says how)."""
+        if self._task is not None:
+            raise InvalidRequest(
+                f"session {self.id} is already running a prompt: wait for its response, or send "
+                "session/cancel first"
+            )
+        text = prompt_text(blocks)
+        if text.startswith("/"):
+            handled = self._slash_command(text)
+            if handled:
+                return "end_turn"
+        turn = Turn(self)
+        self.turn = turn
+        task = asyncio.ensure_future(turn.run(text))
+        self._task = task
+        abandon = self._abandon = asyncio.get_running_loop().create_future()
+        task.add_done_callback(self._turn_finished)
+        try:
+            await asyncio.wait({task, abandon}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            # This prompt's handler is going away (the connection is shutting down): stop the turn too.
+            turn.cancel()
+            task.cancel()
+            raise
+        self.turn_index += 1
+        if not task.done():
+            log.warning("session %s: abandoning a turn that ignored its cancellation", self.id)
+            turn.detach()
+            self._release(task)
+            return "cancelled"
+        if task.cancelled():
+            return "cancelled"
+        exc = task.exception()
+        if exc is None:
+            return task.result()
+        if isinstance(exc, ModelError):
+            if turn.cancelled:
+                return "cancelled"
+            raise _model_failure(exc) from exc
+        log.error("session %s: the turn failed", self.id, exc_info=exc)
+        raise InternalError(f"The turn failed: {type(exc).__name__}: {exc}") from exc
+
+    def _turn_finished(self, task: asyncio.Task[StopReason]) -> None:
+        if self._task is task:
+            self._release(task)
+        elif not task.cancelled() and task.exception() is not None:
+            log.warning("an abandoned turn of session %s ended with %r", self.id, task.exception())
+
+    def _release(self, task: asyncio.Task[StopReason]) -> None:
+        if self._task is not task:
+            return
+        self._task = None
+        self.turn = None
+        self._abandon = None
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
+
+    def cancel(self) -> None:
+        """Cancel the running prompt, if any (model stream, tools, pending questions)."""
+        turn, task = self.turn, self._task
+        if turn is None or task is None:
+            return
+        turn.cancel()
+        if self._watchdog is None and not task.done():
+            self._watchdog = asyncio.get_running_loop().call_later(CANCEL_GRACE, self._give_up, task)
+
+    def _give_up(self, task: asyncio.Task[StopReason]) -> None:
+        self._watchdog = None
+        abandon = self._abandon
+        if not task.done() and self._task is task and abandon is not None and not abandon.done():
+            abandon.set_result(None)
+
+    async def wait_idle(self) -> None:
+        task = self._task
+        if task is not None:
+            await asyncio.wait({task})
+
+    def set_mode(self, mode_id: str) -> None:
+        if mode_id not in MODES:
+            raise InvalidParams(f"unknown mode {mode_id!r}; available: {', '.join(MODES)}")
+        mode: ModeId = MODES[mode_id].id
+        self._permissions.mode = mode
+        self.send({"sessionUpdate": "current_mode_update", "currentModeId": mode})
+
+    def _slash_command(self, text: str) -> bool:
+        name, _, rest = text[1:].partition(" ")
+        name, rest = name.strip(), rest.strip()
+        if name == "permissions":
+            self.send(mapping.agent_message_chunk(self._permissions.describe()))
+            return True
+        if name == "forget":
+            count = self._permissions.forget()
+            self.send(
+                mapping.agent_message_chunk(f"Forgot {count} remembered rule{'s' if count != 1 else ''}.")
+            )
+            return True
+        if name == "mode":
+            if not rest:
+                self.send(mapping.agent_message_chunk(self._permissions.describe()))
+                return True
+            if rest not in MODES:
+                self.send(mapping.agent_message_chunk(f"Unknown mode `{rest}`. Modes: {', '.join(MODES)}."))
+                return True
+            self.set_mode(rest)
+            self.send(
+                mapping.agent_message_chunk(f"Mode is now **{MODES[rest].name}**: {MODES[rest].description}")
+            )
+            return True
+        return False
+
+    def available_commands_update(self) -> Update:
+        commands = []
+        for name, description, hint in COMMANDS:
+            command: dict[str, Any] = {"name": name, "description": description}
+            if hint is not None:
+                command["input"] = {"hint": hint}
+            commands.append(command)
+        return {"sessionUpdate": "available_commands_update", "availableCommands": commands}
+
+
+def _model_failure(exc: ModelError) -> Exception:
+    data = {"kind": exc.kind, "status": exc.status}
+    if exc.kind == "auth":
+        return AuthRequired(exc.message, data=data)
+    return InternalError(f"The model failed: {exc.message}", data=data)
+
+
+class SessionManager:
+    """All sessions of one client connection, and the registry they share."""
+
+    def __init__(
+        self,
+        channel: ClientChannel,
+        backend: ModelBackend,
+        tools: Sequence[ToolDefinition],
+        config: CoreConfig | None = None,
+        *,
+        recorder: Recorder | None = None,
+        session_ids: Callable[[], str] | None = None,
+    ) -> None:
+        self.channel = channel
+        self.backend = backend
+        self.config = config or CoreConfig()
+        self.recorder = recorder
+        self.recording = recorder is not None
+        self._new_id = session_ids or (lambda: f"sess_{uuid.uuid4().hex}")
+        self.sessions: dict[str, Session] = {}
+        self._closing = False
+        self.gate = PermissionGate(self._gate_host)
+        self.registry = ToolRegistry(approval=self.gate)
+        self.registry.on_pre_execute(self.gate.listener, first=True)
+        self.registry.on_result(self._observe)
+        for tool in tools:
+            self.registry.register(tool)
+
+    def _gate_host(self, session_id: str) -> Session | None:
+        return self.sessions.get(session_id)
+
+    def _observe(self, execution: ToolExecution, result: ToolExecutionResult) -> None:
+        if execution.parent is not None or execution.agent is None:
+            return
+        session = self.sessions.get(execution.agent.id)
+        turn = session.turn if session is not None else None
+        if turn is not None:
+            turn.on_result(execution, result)
+
+    def new_session(self, cwd: object, additional_directories: object = None) -> Session:
+        """Raises InvalidParams for a relative or missing cwd (or additional directory), InvalidRequest
+        while shutting down."""
+        if self._closing:
+            raise InvalidRequest("the bridge is shutting down")
+        if not isinstance(cwd, str) or not cwd:
+            raise InvalidParams("cwd is required: the absolute path of the session's working directory")
+        if not os.path.isabs(cwd):
+            raise InvalidParams(f"cwd must be an absolute path, got {cwd!r}")
+        roots = [os.path.normpath(cwd)]
+        if additional_directories is not None:
+            if not isinstance(additional_directories, list):
+                raise InvalidParams("additionalDirectories must be a list of absolute paths")
+            for i, extra in enumerate(additional_directories):
+                if not isinstance(extra, str) or not os.path.isabs(extra):
+                    raise InvalidParams(f"additionalDirectories[{i}] must be an absolute path, got {extra!r}")
+                roots.append(os.path.normpath(extra))
+        if not os.path.isdir(roots[0]):
+            log.warning("session cwd %s does not exist (yet)", roots[0])
+        session_id = self._new_id()
+        session = Session(self, session_id, roots[0], tuple(roots))
+        self.sessions[session_id] = session
+        if self.recorder is not None:
+            self.recorder.begin(session_id, session.cwd, session.roots)
+        return session
+
+    def load_session(self, session_id: object, cwd: object, events: LoadedLog) -> Session:
+        """Reopen a stored session: check the cwd, rebuild its history and replay it to the client as
+        updates (the same mapping as live). `events` is the stored (header, events). Raises InvalidParams
+        (relative or different cwd) or InvalidRequest (the session is open and busy)."""
+        if not isinstance(session_id, str):
+            raise InvalidParams("sessionId must be a string")
+        if not isinstance(cwd, str) or not os.path.isabs(cwd):
+            raise InvalidParams(f"cwd must be an absolute path, got {cwd!r}")
+        header, log_events = events
+        stored_cwd = os.path.normpath(str(header.get("cwd")))
+        if os.path.normpath(cwd) != stored_cwd:
+            raise InvalidParams(f"session {session_id} belongs to {stored_cwd}, not {cwd}")
+        existing = self.sessions.get(session_id)
+        if existing is not None and existing.busy:
+            raise InvalidRequest(f"session {session_id} is running a prompt; cancel it before loading it")
+        roots = tuple(r for r in header.get("roots", []) if isinstance(r, str)) or (stored_cwd,)
+        session = Session(self, session_id, stored_cwd, roots)
+        self.sessions[session_id] = session
+        session.turn_index = replay(session, log_events)
+        return session
+
+    def get(self, session_id: object) -> Session:
+        if not isinstance(session_id, str):
+            raise InvalidParams("sessionId must be a string")
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise ResourceNotFound(f"unknown session {session_id!r}", data={"sessionId": session_id})
+        return session
+
+    def cancel(self, session_id: object) -> None:
+        session = self.sessions.get(session_id) if isinstance(session_id, str) else None
+        if session is None:
+            log.debug("cancel for unknown session %r ignored", session_id)
+            return
+        session.cancel()
+
+    async def shutdown(self, grace: float = 0.8) -> None:
+        """Refuse new sessions, cancel every prompt, wait (up to `grace` s, then cancel outright) until
+        every turn has stopped, then close the model backend."""
+        self._closing = True
+        tasks = [s._task for s in self.sessions.values() if s._task is not None]
+        for session in self.sessions.values():
+            session.cancel()
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=grace)
+            for task in pending:
+                task.cancel()
+            if pending:
+                await asyncio.wait(pending, timeout=0.2)
+        try:
+            await self.backend.aclose()
+        except Exception:
+            log.exception("closing the model backend failed")

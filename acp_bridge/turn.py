@@ -1,0 +1,435 @@
+"""The agent loop of one prompt: model step → tool batch → results → next step, until a step asks for no
+tool call (`end_turn`), the step limit (`max_turn_requests`) or a cancel (`cancelled`).
+
+Per step: thought and text deltas become `agent_thought_chunk` / `agent_message_chunk` as they arrive. Each
+requested call is announced as a card in the order the model asked (`pending` when the policy will ask,
+else `in_progress`), then the whole batch runs through `registry_core.run_step` (parallel where the tools
+allow it). Live terminal output streams through `LiveOutput`. Each call's card completes the moment that
+call settles (the session manager's result observer calls `on_result`), with the plan update when the
+result carries one. Results go back to the model as `ToolResultMessage`s.
+
+Cancellation is one `CancelController` per turn: it cancels the model stream (its task), every running tool
+(the pipeline cancels the body, and `bash` kills its process group) and every pending permission question.
+
+Must not: know the transport (everything goes through the session's `ClientChannel`), build wire shapes
+(only `acp_bridge.mapping` does), or let a tool's failure end the turn (failures are data).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from registry_core import (
+    CANCELLED,
+    CancelController,
+    CancelReason,
+    TerminalCallView,
+    TextBlock,
+    ToolDefinition,
+    ToolExecution,
+    ToolExecutionInput,
+    ToolExecutionResult,
+    ToolFailureInfo,
+    ToolProgress,
+    ToolResult,
+    ToolScope,
+    content_text,
+    parse_args_for_display,
+    run_step,
+    safe_present_call,
+    safe_present_result,
+    snapshot,
+)
+from registry_core.presentation import CallViewT, ResultViewT
+
+from . import mapping
+from .live_output import LiveOutput
+from .mapping import ToolStatus
+from .models import (
+    AssistantMessage,
+    Message,
+    ModelError,
+    StepComplete,
+    StepRequest,
+    TextDelta,
+    ThoughtDelta,
+    ToolCallRequest,
+    ToolResultMessage,
+    ToolSpec,
+    UserMessage,
+)
+from .permissions import Decision
+
+if TYPE_CHECKING:
+    from .sessions import Session
+
+log = logging.getLogger(__name__)
+
+StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
+
+USER_CANCEL = CancelReason(CANCELLED, "Cancelled by the user.")
+
+# A final step's finish reason (OpenAI's names) that is not a normal end of the turn.
+_FINISH_STOPS: dict[str, StopReason] = {"length": "max_tokens", "content_filter": "refusal"}
+
+
+@dataclass(slots=True)
+class CallState:
+    """One announced call of the current turn, as its card knows it."""
+
+    call_id: str
+    name: str
+    arguments: Any  # what the model sent: an object, or the raw string
+    view: CallViewT | None
+    status: ToolStatus
+    presentable: Presentable | None = None
+    note: str | None = None
+    live: LiveOutput | None = None
+    done: bool = False
+
+
+@dataclass(slots=True)
+class _StepOutput:
+    text: list[str] = field(default_factory=list)
+    thought: list[str] = field(default_factory=list)
+    complete: StepComplete | None = None
+
+
+def system_prompt(cwd: str, roots: Sequence[str]) -> str:
+    extra = [r for r in roots if r != cwd]
+    where = f"The workspace is {cwd}" + (f" (also: {', '.join(extra)})" if extra else "") + "."
+    return (
+        "You are a coding agent working inside a code editor. "
+        f"{where} Use the tools to read, search, edit and run things; paths may be relative to the "
+        "workspace. Prefer small, verifiable steps, and say briefly what you are doing. Some calls need "
+        "the user's approval; when a call is rejected, adapt instead of retrying it unchanged."
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Presentable:
+    """A call's definition and its arguments validated for display (parsed once, used for both cards)."""
+
+    definition: ToolDefinition
+    typed: Any
+
+    @staticmethod
+    def of(scope: ToolScope, name: str, arguments: Any) -> Presentable | None:
+        """None when the tool is unknown or the arguments do not parse (the cards are then generic)."""
+        definition = scope.get(name)
+        if definition is None or isinstance(arguments, str):
+            return None
+        try:
+            frozen = snapshot(arguments)
+        except ValueError:
+            return None
+        ok, typed = parse_args_for_display(definition, frozen)
+        return Presentable(definition, typed) if ok else None
+
+    def call_view(self) -> CallViewT | None:
+        present, typed = self.definition.present_call, self.typed
+        if present is None:
+            return None
+        return safe_present_call(lambda: present(typed), tool=self.definition.name)
+
+    def result_view(self, result: ToolResult) -> ResultViewT | None:
+        present, typed = self.definition.present_result, self.typed
+        if present is None:
+            return None
+        return safe_present_result(lambda: present(typed, result), tool=self.definition.name)
+
+
+class Turn:
+    """One prompt's run. Created and awaited by `Session.prompt`; `cancel()` may come from anywhere."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.controller = CancelController()
+        self.calls: dict[str, CallState] = {}
+        # The conversation this turn appends to: the session's, until the turn is detached.
+        self.history: list[Message] = session.history
+        self.detached = False
+
+    @property
+    def cancelled(self) -> bool:
+        return self.controller.signal.cancelled
+
+    def cancel(self, reason: CancelReason = USER_CANCEL) -> None:
+        self.controller.cancel(reason)
+
+    def detach(self) -> None:
+        """Give up on a turn that did not stop after a cancel (a tool ignored it): close its open cards,
+        answer its calls in the session's history, and mute it, so the session can move on while the stuck
+        task ends in the background without touching the session again."""
+        self._settle_leftovers()
+        self.detached = True
+        self.history = list(self.history)
+
+    def _send(self, update: dict[str, Any]) -> None:
+        if not self.detached:
+            self.session.channel.send_update(self.session.id, update)
+
+    # --- the loop ---------------------------------------------------------------------------------
+
+    async def run(self, user_text: str) -> StopReason:
+        session = self.session
+        self.history.append(UserMessage(user_text))
+        session.record({"type": "user", "text": user_text})
+        tools = [ToolSpec(s["name"], s["description"], s["parameters"]) for s in session.scope.schemas()]
+        try:
+            for step_index in range(session.max_steps):
+                if self.cancelled:
+                    return "cancelled"
+                request = StepRequest(
+                    messages=tuple(self.history),
+                    tools=tools,
+                    turn_index=session.turn_index,
+                    step_index=step_index,
+                    system_prompt=system_prompt(session.cwd, session.roots),
+                )
+                out = await self._model_step(request)
+                text, thought = "".join(out.text), "".join(out.thought)
+                complete = out.complete
+                calls = complete.tool_calls if complete is not None else ()
+                if text or thought or calls:
+                    self.history.append(AssistantMessage(text, tuple(calls), thought or None))
+                    session.record(
+                        {
+                            "type": "assistant",
+                            "text": text,
+                            "thought": thought,
+                            "toolCalls": [
+                                {"id": c.id, "name": c.name, "arguments": c.arguments} for c in calls
+                            ],
+                        }
+                    )
+                if complete is None:
+                    return "cancelled"
+                if not calls:
+                    return _FINISH_STOPS.get(complete.finish_reason or "", "end_turn")
+                concluded = await self._run_calls(calls)
+                if self.cancelled:
+                    return "cancelled"
+                if concluded:
+                    return "end_turn"
+            return "max_turn_requests"
+        finally:
+            self._settle_leftovers()
+
+    async def _model_step(self, request: StepRequest) -> _StepOutput:
+        """Stream one step. `complete` stays None when the turn was cancelled mid-stream."""
+        out = _StepOutput()
+        session = self.session
+        channel = session.channel
+
+        async def consume() -> None:
+            stream = session.backend.stream_step(request)
+            async with contextlib.aclosing(stream):  # type: ignore[type-var]
+                async for event in stream:
+                    if isinstance(event, ThoughtDelta):
+                        if event.text:
+                            out.thought.append(event.text)
+                            self._send(mapping.agent_thought_chunk(event.text))
+                            await channel.drain()
+                    elif isinstance(event, TextDelta):
+                        if event.text:
+                            out.text.append(event.text)
+                            self._send(mapping.agent_message_chunk(event.text))
+                            await channel.drain()
+                    elif isinstance(event, StepComplete):
+                        out.complete = event
+            if out.complete is None:
+                raise ModelError("the model's step ended without completing", kind="protocol")
+
+        signal = self.controller.signal
+        if signal.cancelled:
+            return out
+        task = asyncio.ensure_future(consume())
+
+        def stop(_reason: CancelReason) -> None:
+            task.cancel()
+
+        dispose = signal.on_cancel(stop)
+        try:
+            await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if signal.cancelled and (current is None or current.cancelling() == 0):
+                out.complete = None
+                return out
+            raise
+        finally:
+            dispose()
+        return out
+
+    async def _run_calls(self, calls: Sequence[ToolCallRequest]) -> bool:
+        """Announce, run and complete one step's calls; feed the results back. True if a result concluded
+        the turn."""
+        session = self.session
+        signal = self.controller.signal
+        for call in calls:
+            self._announce(call)
+        await session.channel.drain()
+        inputs = [
+            ToolExecutionInput(
+                call_id=call.id,
+                name=call.name,
+                arguments=call.arguments,
+                signal=signal,
+                agent=session.agent,
+                on_progress=self._on_progress,
+            )
+            for call in calls
+        ]
+        results = await run_step(session.scope, inputs)
+        concluded = False
+        for call, result in zip(calls, results, strict=True):
+            # The observer normally completed the card already; this covers a call it never saw.
+            self._complete(call.id, call.name, call.arguments, result)
+            self.history.append(
+                ToolResultMessage(call.id, call.name, content_text(result.content), result.is_error)
+            )
+            for extra in result.additional_contexts:
+                self.history.append(UserMessage(content_text(extra.content)))
+                session.record({"type": "context", "text": content_text(extra.content)})
+            concluded = concluded or result.concludes_turn
+        await session.channel.drain()
+        return concluded
+
+    # --- cards ------------------------------------------------------------------------------------
+
+    def _announce(self, call: ToolCallRequest) -> None:
+        session = self.session
+        presentable = Presentable.of(session.scope, call.name, call.arguments)
+        view = presentable.call_view() if presentable is not None else None
+        status: ToolStatus = "in_progress"
+        if (
+            not isinstance(call.arguments, str)
+            and session.permissions.decide(call.name, call.arguments).kind == "ask"
+        ):
+            status = "pending"
+        state = CallState(call.id, call.name, call.arguments, view, status, presentable)
+        if isinstance(view, TerminalCallView):
+            state.live = LiveOutput(
+                functools.partial(self._send_live, call.id),
+                deltas=session.wire.terminal_meta,
+                backlog=session.channel.backlog,
+            )
+        self.calls[call.id] = state
+        self._send(
+            mapping.tool_call_started(session.wire, call.id, call.name, call.arguments, view, status),
+        )
+
+    def _send_live(self, call_id: str, delta: str, tail: str) -> None:
+        session = self.session
+        state = self.calls.get(call_id)
+        view = state.view if state is not None else None
+        self._send(mapping.terminal_output(session.wire, call_id, delta, tail, call_view=view))
+
+    def _on_progress(self, execution: ToolExecution, progress: ToolProgress) -> None:
+        state = self.calls.get(execution.call_id)
+        if state is None or state.live is None or state.done:
+            return
+        if getattr(progress, "kind", None) == "terminal_output":
+            state.live.feed(progress.data)
+
+    def on_decision(self, call_id: str, decision: Decision) -> None:
+        """The policy decided (or the user answered) for a call: keep its note, move its card."""
+        state = self.calls.get(call_id)
+        if state is None or state.done:
+            return
+        if decision.note is not None:
+            state.note = decision.note
+        target: ToolStatus | None = None
+        if decision.kind == "allow" and state.status == "pending":
+            target = "in_progress"
+        elif decision.kind == "ask" and state.status != "pending":
+            target = "pending"
+        if target is not None:
+            state.status = target
+            session = self.session
+            self._send(mapping.tool_call_status(session.wire, call_id, target))
+
+    def permission_tool_call(self, call_id: str, tool: str, args: Any, reason: str | None) -> dict[str, Any]:
+        state = self.calls.get(call_id)
+        view = state.view if state is not None else None
+        arguments = state.arguments if state is not None else args
+        return mapping.permission_tool_call(self.session.wire, call_id, tool, arguments, view, reason)
+
+    def on_result(self, execution: ToolExecution, result: ToolExecutionResult) -> None:
+        """Result observer: complete the card as soon as the call settles."""
+        state = self.calls.get(execution.call_id)
+        if state is None:
+            return
+        self._complete(execution.call_id, execution.name, execution.arguments, result)
+
+    def _complete(self, call_id: str, name: str, arguments: Any, result: ToolExecutionResult) -> None:
+        state = self.calls.get(call_id)
+        if state is None or state.done:
+            return
+        state.done = True
+        session = self.session
+        sent = False
+        if state.live is not None:
+            state.live.close()
+            sent = state.live.sent
+        durable = ToolResult.of(result)
+        presentable = state.presentable
+        result_view = presentable.result_view(durable) if presentable is not None else None
+        updates = mapping.tool_call_completed(
+            session.wire,
+            call_id,
+            name,
+            state.arguments,
+            state.view,
+            durable,
+            result_view,
+            terminal_output_sent=sent,
+            note=state.note,
+        )
+        for update in updates:
+            self._send(update)
+        plan = mapping.plan_from_result(durable)
+        if plan is not None:
+            self._send(plan)
+        session.record_result(call_id, name, durable, state.note)
+
+    def _settle_leftovers(self) -> None:
+        """A turn that ends abruptly (hard cancel, model error mid-batch) still ends every card it opened,
+        and keeps the history valid: every call the model asked for gets a result."""
+        session = self.session
+        answered = {m.call_id for m in self.history if isinstance(m, ToolResultMessage)}
+        for call_id, state in self.calls.items():
+            if not state.done:
+                state.done = True
+                if state.live is not None:
+                    state.live.close()
+                reason = self.controller.signal.reason or USER_CANCEL
+                result = ToolResult(
+                    (TextBlock(reason.message),), True, ToolFailureInfo(reason.message, reason.code)
+                )
+                update = mapping.tool_call_completed(
+                    session.wire,
+                    call_id,
+                    state.name,
+                    state.arguments,
+                    state.view,
+                    result,
+                    None,
+                    terminal_output_sent=state.live.sent if state.live is not None else False,
+                    note=state.note,
+                )
+                for u in update:
+                    self._send(u)
+            if call_id not in answered:
+                self.history.append(
+                    ToolResultMessage(
+                        call_id, state.name, "The call did not finish: the turn ended first.", True
+                    )
+                )

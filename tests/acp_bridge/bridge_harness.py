@@ -1,0 +1,285 @@
+"""The bridge as a real subprocess over real pipes, driven by the ACP SDK's client side.
+
+`Bridge.start(...)` spawns `python -m acp_bridge serve` with a scripted model file; every stdout line is
+tapped raw (so tests can assert every line is JSON-RPC, and see frames the SDK would drop, like an error
+with `id: null`) and then fed to an SDK `ClientSideConnection`. Frames the bridge sends are validated
+against the SDK's pydantic schema as they arrive; `schema_errors` collects any mismatch.
+
+`RecordingClient` is the client: it records updates and answers permission requests through a policy
+function (default: allow once), optionally serving `fs/*` from an in-memory buffer map.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import psutil
+from acp import schema
+from acp.client.connection import ClientSideConnection
+from acp.exceptions import RequestError
+from pydantic import ValidationError
+
+REPO = Path(__file__).resolve().parents[2]
+LINE_LIMIT = 64 * 1024 * 1024
+
+PermissionPolicy = Callable[
+    [str, dict[str, Any], list[dict[str, Any]]], Awaitable[dict[str, Any]] | dict[str, Any]
+]
+
+
+def write_script(path: Path, turns: list[list[dict[str, Any]]]) -> Path:
+    """A scripted-model file: `turns` is a list of turns, each a list of steps."""
+    path.write_text(json.dumps({"turns": [{"steps": steps} for steps in turns]}))
+    return path
+
+
+def selected(option_id: str) -> dict[str, Any]:
+    return {"outcome": {"outcome": "selected", "optionId": option_id}}
+
+
+CANCELLED_OUTCOME: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
+
+
+async def allow_once(
+    session_id: str, tool_call: dict[str, Any], options: list[dict[str, Any]]
+) -> dict[str, Any]:
+    return selected("allow_once")
+
+
+class RecordingClient:
+    """The SDK `Client` implementation the tests drive the bridge with."""
+
+    def __init__(self, policy: PermissionPolicy = allow_once, buffers: dict[str, str] | None = None) -> None:
+        self.policy = policy
+        self.buffers = buffers  # path → text served by fs/read_text_file; writes land here too
+        self.permission_requests: list[dict[str, Any]] = []
+        self.writes: list[tuple[str, str]] = []
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        return None  # the raw tap records the exact frames
+
+    async def request_permission(self, session_id: str, tool_call: Any, options: Any, **kwargs: Any) -> Any:
+        call = tool_call.model_dump(mode="json", by_alias=True, exclude_none=True)
+        opts = [o.model_dump(mode="json", by_alias=True, exclude_none=True) for o in options]
+        self.permission_requests.append({"sessionId": session_id, "toolCall": call, "options": opts})
+        answer = self.policy(session_id, call, opts)
+        if asyncio.iscoroutine(answer):
+            answer = await answer
+        return schema.RequestPermissionResponse.model_validate(answer)
+
+    async def read_text_file(self, session_id: str, path: str, **kwargs: Any) -> Any:
+        if self.buffers is None or path not in self.buffers:
+            raise RequestError.resource_not_found(path)
+        return schema.ReadTextFileResponse(content=self.buffers[path])
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> Any:
+        self.writes.append((path, content))
+        if self.buffers is not None:
+            self.buffers[path] = content
+        return schema.WriteTextFileResponse()
+
+
+def _alive(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+_OUTGOING_SCHEMAS: Mapping[str, Any] = {
+    "session/update": schema.SessionNotification,
+    "session/request_permission": schema.RequestPermissionRequest,
+    "fs/read_text_file": schema.ReadTextFileRequest,
+    "fs/write_text_file": schema.WriteTextFileRequest,
+}
+
+
+class Bridge:
+    """One running bridge process and its SDK client connection."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, client: RecordingClient, stderr_path: Path) -> None:
+        self.proc = proc
+        self.client = client
+        self.stderr_path = stderr_path
+        self.frames: list[dict[str, Any]] = []
+        self.raw_lines: list[bytes] = []
+        self.schema_errors: list[str] = []
+        self._sdk_reader = asyncio.StreamReader(limit=LINE_LIMIT)
+        assert proc.stdin is not None
+        self.conn = ClientSideConnection(client, proc.stdin, self._sdk_reader)
+        self._changed = asyncio.Event()
+        self.survivors: list[psutil.Process] = []
+        self.hung = False
+        self._pump = asyncio.ensure_future(self._tap())
+
+    @classmethod
+    async def start(
+        cls,
+        *args: str,
+        model: Path | str | None = None,
+        client: RecordingClient | None = None,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        pythonpath: Iterable[Path] = (),
+        stderr_path: Path | None = None,
+    ) -> Bridge:
+        argv = [sys.executable, "-m", "acp_bridge", "serve"]
+        if model is not None:
+            argv += ["--model", f"scripted:{model}" if isinstance(model, Path) else model]
+        argv += list(args)
+        full_env = dict(os.environ)
+        paths = [str(p) for p in pythonpath]
+        if full_env.get("PYTHONPATH"):
+            paths.append(full_env["PYTHONPATH"])
+        if paths:
+            full_env["PYTHONPATH"] = os.pathsep.join(paths)
+        full_env.update(env or {})
+        err_path = stderr_path or Path(os.devnull)
+        err_fd = os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=err_fd,
+                cwd=str(cwd) if cwd else None,
+                env=full_env,
+                limit=LINE_LIMIT,
+            )
+        finally:
+            os.close(err_fd)
+        return cls(proc, client or RecordingClient(), err_path)
+
+    async def _tap(self) -> None:
+        assert self.proc.stdout is not None
+        while True:
+            line = await self.proc.stdout.readline()
+            if not line:
+                self._sdk_reader.feed_eof()
+                self._changed.set()
+                return
+            self.raw_lines.append(line)
+            try:
+                frame = json.loads(line)
+            except ValueError:
+                frame = {"__unparsable__": line.decode(errors="replace")}
+            if isinstance(frame, dict):
+                self.frames.append(frame)
+                self._validate(frame)
+            self._sdk_reader.feed_data(line)
+            self._changed.set()
+
+    def _validate(self, frame: dict[str, Any]) -> None:
+        model = _OUTGOING_SCHEMAS.get(frame.get("method", ""))
+        if model is None:
+            return
+        try:
+            model.model_validate(frame.get("params"))
+        except ValidationError as exc:
+            self.schema_errors.append(f"{frame.get('method')}: {exc}\n{json.dumps(frame)[:2000]}")
+
+    # --- helpers ----------------------------------------------------------------------------------
+
+    async def initialize(self, *, terminal_meta: bool = True, fs: bool = False) -> Any:
+        caps = schema.ClientCapabilities(
+            fs=schema.FileSystemCapabilities(read_text_file=fs, write_text_file=fs),
+            field_meta={"terminal_output": True} if terminal_meta else None,
+        )
+        return await asyncio.wait_for(
+            self.conn.initialize(
+                protocol_version=1,
+                client_capabilities=caps,
+                client_info=schema.Implementation(name="test-client", version="1"),
+            ),
+            10,
+        )
+
+    async def new_session(self, cwd: Path) -> str:
+        response = await asyncio.wait_for(self.conn.new_session(cwd=str(cwd), mcp_servers=[]), 10)
+        return str(response.session_id)
+
+    async def prompt(self, session_id: str, text: str, within: float = 20) -> str:
+        response = await asyncio.wait_for(
+            self.conn.prompt(session_id=session_id, prompt=[schema.TextContentBlock(type="text", text=text)]),
+            within,
+        )
+        return str(response.stop_reason)
+
+    def updates(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        """The `update` payloads of every session/update so far (of one session, if given)."""
+        return [
+            f["params"]["update"]
+            for f in self.frames
+            if f.get("method") == "session/update"
+            and (session_id is None or f["params"].get("sessionId") == session_id)
+        ]
+
+    def call_updates(self, call_id: str, session_id: str | None = None) -> list[dict[str, Any]]:
+        return [u for u in self.updates(session_id) if u.get("toolCallId") == call_id]
+
+    def responses(self, request_id: Any) -> list[dict[str, Any]]:
+        return [f for f in self.frames if "method" not in f and f.get("id", "missing") == request_id]
+
+    async def wait_for(self, predicate: Callable[[], bool], within: float = 10.0) -> None:
+        deadline = time.monotonic() + within
+        while not predicate():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError("condition not met in time")
+            self._changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), min(remaining, 0.2))
+
+    async def send_raw(self, data: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(data)
+        await self.proc.stdin.drain()
+
+    def descendants(self) -> list[psutil.Process]:
+        try:
+            return psutil.Process(self.proc.pid).children(recursive=True)
+        except psutil.NoSuchProcess:
+            return []
+
+    async def close_stdin(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        with contextlib.suppress(ConnectionError, BrokenPipeError):
+            await self.proc.stdin.wait_closed()
+
+    async def stop(self) -> None:
+        """Close stdin and wait for exit (killing the whole tree if it hangs). `survivors` lists the bridge's
+        descendants still alive after it exited (then killed, so a failing test leaves nothing behind)."""
+        tree = self.descendants()
+        if self.proc.returncode is None:
+            with contextlib.suppress(OSError, RuntimeError):
+                await self.close_stdin()
+            try:
+                await asyncio.wait_for(self.proc.wait(), 5)
+            except TimeoutError:
+                self.hung = True
+                with contextlib.suppress(psutil.Error):
+                    psutil.Process(self.proc.pid).kill()
+                await self.proc.wait()
+        self.survivors = [p for p in tree if _alive(p)]
+        for p in tree:
+            with contextlib.suppress(psutil.Error):
+                p.kill()
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self._pump, 5)
+        with contextlib.suppress(Exception):
+            await self.conn.close()
+
+    def stderr_text(self) -> str:
+        try:
+            return Path(self.stderr_path).read_text(errors="replace")
+        except OSError:
+            return ""

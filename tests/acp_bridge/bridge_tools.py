@@ -1,0 +1,111 @@
+"""Small tools the bridge tests load into a real bridge (`--extra-tools tests.acp_bridge.bridge_tools:tools`).
+
+- `nap`: sleeps `seconds`, concurrency-safe, returns its label (parallelism and timing);
+- `chatter`: a terminal card that reports `chunks` chunks of `size` characters as live progress (coalescing);
+- `explode`: its presenter raises (a generic card must still appear and the turn go on);
+- `stubborn`: ignores cancellation for `seconds` (the bridge must still answer a cancel promptly).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from pydantic import BaseModel
+
+from registry_core import (
+    GenericCallView,
+    Output,
+    TerminalCallView,
+    TerminalOutputProgress,
+    TerminalResultView,
+    ToolDefinition,
+    ToolRunContext,
+    define_tool,
+)
+
+
+class NapArgs(BaseModel):
+    seconds: float = 0.0
+    label: str = "nap"
+
+
+class ChatterArgs(BaseModel):
+    chunks: int = 10
+    size: int = 100
+    pause: float = 0.0
+
+
+class ExplodeArgs(BaseModel):
+    x: int = 0
+
+
+async def _nap(args: NapArgs, ctx: ToolRunContext) -> str:
+    await asyncio.sleep(args.seconds)
+    return args.label
+
+
+async def _chatter(args: ChatterArgs, ctx: ToolRunContext) -> str:
+    for i in range(args.chunks):
+        ctx.progress(TerminalOutputProgress(data=str(i % 10) * args.size))
+        if args.pause:
+            await asyncio.sleep(args.pause)
+        elif i % 50 == 0:
+            await asyncio.sleep(0)
+    return f"{args.chunks * args.size} characters"
+
+
+async def _explode(args: ExplodeArgs, ctx: ToolRunContext) -> str:
+    return "fine"
+
+
+async def _stubborn(args: NapArgs, ctx: ToolRunContext) -> str:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + args.seconds
+    while loop.time() < deadline:
+        try:
+            await asyncio.sleep(deadline - loop.time())
+        except asyncio.CancelledError:
+            continue  # deliberately misbehaving: a tool that does not stop when asked
+    return "finally"
+
+
+def _boom(args: ExplodeArgs) -> GenericCallView:
+    raise RuntimeError("presenter bug")
+
+
+def tools() -> list[ToolDefinition]:
+    return [
+        define_tool(
+            name="nap",
+            description="Sleep a while.",
+            parameters=NapArgs,
+            output=Output(str, render=lambda args, value: value),
+            execute=_nap,
+            concurrency_safe=True,
+            present_call=lambda args: GenericCallView(title=f"Nap {args.label}", kind="other"),
+        ),
+        define_tool(
+            name="chatter",
+            description="Print a lot.",
+            parameters=ChatterArgs,
+            output=Output(str, render=lambda args, value: value),
+            execute=_chatter,
+            present_call=lambda args: TerminalCallView(title=f"chatter {args.chunks}x{args.size}"),
+            present_result=lambda args, result: TerminalResultView(output="(done)", exit_code=0),
+        ),
+        define_tool(
+            name="explode",
+            description="A tool whose card presenter fails.",
+            parameters=ExplodeArgs,
+            output=Output(str, render=lambda args, value: value),
+            execute=_explode,
+            present_call=_boom,
+        ),
+        define_tool(
+            name="stubborn",
+            description="Ignores cancellation.",
+            parameters=NapArgs,
+            output=Output(str, render=lambda args, value: value),
+            execute=_stubborn,
+        ),
+    ]

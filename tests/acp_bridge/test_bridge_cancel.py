@@ -1,0 +1,120 @@
+"""Cancellation end to end: session/cancel stops the model stream, running tools (whole process groups) and
+pending permission questions, and the prompt answers `cancelled` promptly, even when a tool ignores it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from .bridge_harness import RecordingClient, selected, write_script
+from .conftest import StartBridge
+
+
+def _alive(processes: list[psutil.Process]) -> list[psutil.Process]:
+    out = []
+    for p in processes:
+        try:
+            if p.is_running() and p.status() != psutil.STATUS_ZOMBIE:
+                out.append(p)
+        except psutil.Error:
+            pass
+    return out
+
+
+async def _start(bridges: StartBridge, tmp_path: Path, workspace: Path, steps: list[dict[str, Any]],
+                 *args: str, client: RecordingClient | None = None) -> tuple[Any, str]:  # fmt: skip
+    bridge = await bridges(*args, model=write_script(tmp_path / "script.json", [steps, [{"text": "after"}]]),
+                           client=client)  # fmt: skip
+    await bridge.initialize()
+    return bridge, await bridge.new_session(workspace)
+
+
+async def test_cancel_during_sleep_30_answers_cancelled_within_a_second_and_kills_the_process(
+    bridges: StartBridge, tmp_path: Path, workspace: Path
+) -> None:
+    sleeper = {"id": "s1", "name": "bash", "arguments": {"command": "sleep 30"}}
+    bridge, session_id = await _start(
+        bridges, tmp_path, workspace, [{"tool_calls": [sleeper]}, {"text": "no"}]
+    )
+    prompt = asyncio.ensure_future(bridge.prompt(session_id, "sleep"))
+    await bridge.wait_for(lambda: any(p.name() == "sleep" for p in bridge.descendants()))
+    tree = bridge.descendants()
+    started = time.perf_counter()
+    await bridge.conn.cancel(session_id=session_id)
+    assert await asyncio.wait_for(prompt, 2) == "cancelled"
+    assert time.perf_counter() - started < 1.0
+    await asyncio.sleep(0.1)
+    assert not _alive(tree), "the cancelled command's processes survived"
+    final = bridge.call_updates("s1")[-1]
+    assert final["status"] == "failed"
+    # The session is usable again: the next prompt takes the next turn.
+    assert await bridge.prompt(session_id, "again") == "end_turn"
+
+
+async def test_cancel_withdraws_a_pending_permission_question(
+    bridges: StartBridge, tmp_path: Path, workspace: Path
+) -> None:
+    never = asyncio.Event()
+
+    async def absent_user(session_id: str, tool_call: dict[str, Any], options: list[dict[str, Any]]) -> Any:
+        await never.wait()
+        return selected("allow_once")
+
+    ask = {"id": "b1", "name": "bash", "arguments": {"command": "echo hi"}}
+    bridge, session_id = await _start(
+        bridges, tmp_path, workspace, [{"tool_calls": [ask]}], client=RecordingClient(absent_user)
+    )
+    prompt = asyncio.ensure_future(bridge.prompt(session_id, "go"))
+    await bridge.wait_for(lambda: bool(bridge.client.permission_requests))
+    started = time.perf_counter()
+    await bridge.conn.cancel(session_id=session_id)
+    assert await asyncio.wait_for(prompt, 2) == "cancelled"
+    assert time.perf_counter() - started < 1.0
+    permission = next(f for f in bridge.frames if f.get("method") == "session/request_permission")
+    withdrawn = [f for f in bridge.frames if f.get("method") == "$/cancel_request"]
+    assert [f["params"]["requestId"] for f in withdrawn] == [permission["id"]]
+    assert bridge.call_updates("b1")[-1]["status"] == "failed"
+
+
+async def test_cancel_answers_promptly_even_when_a_tool_ignores_it(
+    bridges: StartBridge, tmp_path: Path, workspace: Path
+) -> None:
+    stubborn = {"id": "x1", "name": "stubborn", "arguments": {"seconds": 5}}
+    bridge, session_id = await _start(bridges, tmp_path, workspace, [{"tool_calls": [stubborn]}])
+    prompt = asyncio.ensure_future(bridge.prompt(session_id, "go"))
+    await bridge.wait_for(lambda: bool(bridge.call_updates("x1")))
+    started = time.perf_counter()
+    await bridge.conn.cancel(session_id=session_id)
+    assert await asyncio.wait_for(prompt, 3) == "cancelled"
+    assert time.perf_counter() - started < 1.0
+    assert bridge.call_updates("x1")[-1]["status"] == "failed"
+
+
+async def test_cancel_with_nothing_running_is_harmless(
+    bridges: StartBridge, tmp_path: Path, workspace: Path
+) -> None:
+    bridge, session_id = await _start(bridges, tmp_path, workspace, [{"text": "fine"}])
+    await bridge.conn.cancel(session_id=session_id)
+    await bridge.conn.cancel(session_id="sess_unknown")
+    assert await bridge.prompt(session_id, "go") == "end_turn"
+
+
+async def test_cancel_request_for_the_prompt_cancels_its_turn(
+    bridges: StartBridge, tmp_path: Path, workspace: Path
+) -> None:
+    sleeper = {"id": "s1", "name": "bash", "arguments": {"command": "sleep 30"}}
+    bridge, session_id = await _start(
+        bridges, tmp_path, workspace, [{"tool_calls": [sleeper]}], "--allow-tool", "bash"
+    )
+    prompt = {"sessionId": session_id, "prompt": [{"type": "text", "text": "sleep"}]}
+    await bridge.send_raw(json.dumps({"jsonrpc": "2.0", "id": 990, "method": "session/prompt",
+                                      "params": prompt}).encode() + b"\n")  # fmt: skip
+    await bridge.wait_for(lambda: any(p.name() == "sleep" for p in bridge.descendants()))
+    await bridge.send_raw(b'{"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 990}}\n')
+    await bridge.wait_for(lambda: bool(bridge.responses(990)), within=2)
+    assert bridge.responses(990)[0]["result"] == {"stopReason": "cancelled"}

@@ -1,0 +1,173 @@
+"""The OpenAI-compatible backend through the whole bridge: a real bridge subprocess talks to a real local SSE
+server (fake_openai_server.py) over TCP. What the model is sent (history, tool results, the reason of a
+rejection, resource links) is read back from the server's request log."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp import schema
+from acp.exceptions import RequestError
+
+from .bridge_harness import RecordingClient, selected
+from .conftest import StartBridge
+from .fake_openai_server import SSE, FakeOpenAIServer, HTTPError, chat, chat_chunks
+
+NO_KEYS = {"ACP_BRIDGE_API_KEY": "", "DEEPSEEK_API_KEY": "", "OPENAI_API_KEY": ""}
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as running:
+        yield running
+
+
+async def _start(
+    bridges: StartBridge,
+    server: FakeOpenAIServer,
+    workspace: Path,
+    client: RecordingClient | None = None,
+    key: str = "test-key",
+) -> tuple[Any, str]:
+    bridge = await bridges(
+        "--base-url",
+        server.base_url,
+        model="openai:fake-model",
+        client=client,
+        env={**NO_KEYS, "ACP_BRIDGE_API_KEY": key},
+    )
+    await bridge.initialize()
+    return bridge, await bridge.new_session(workspace)
+
+
+def _messages(server: FakeOpenAIServer, index: int) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = server.requests[index].json()["messages"]
+    return messages
+
+
+async def test_a_turn_with_tool_calls_streams_and_feeds_results_back(
+    bridges: StartBridge, server: FakeOpenAIServer, workspace: Path
+) -> None:
+    call = {"id": "call_1", "name": "nap", "arguments": {"seconds": 0, "label": "rested"}}
+    server.enqueue(chat(reasoning="I should rest.", text="Napping.", tool_calls=[call]), chat(text="Rested."))
+    bridge, session_id = await _start(bridges, server, workspace)
+    link = schema.ResourceContentBlock(type="resource_link", uri=f"file://{workspace}/a.txt", name="a.txt")
+    response = await asyncio.wait_for(
+        bridge.conn.prompt(
+            session_id=session_id, prompt=[schema.TextContentBlock(type="text", text="Take a nap."), link]
+        ),
+        20,
+    )
+    assert response.stop_reason == "end_turn"
+    updates = bridge.updates(session_id)
+    thought = "".join(u["content"]["text"] for u in updates if u["sessionUpdate"] == "agent_thought_chunk")
+    text = "".join(u["content"]["text"] for u in updates if u["sessionUpdate"] == "agent_message_chunk")
+    assert (thought, text) == ("I should rest.", "Napping.Rested.")
+    assert bridge.call_updates("call_1")[-1]["status"] == "completed"
+
+    first = server.requests[0].json()
+    assert first["model"] == "fake-model"
+    assert first["stream"] is True
+    assert "nap" in {t["function"]["name"] for t in first["tools"]}
+    assert server.requests[0].headers["authorization"] == "Bearer test-key"
+    user = first["messages"][1]
+    assert user["role"] == "user"
+    assert "Take a nap." in user["content"]
+    assert f"[Resource: a.txt](file://{workspace}/a.txt)" in user["content"]
+    second = _messages(server, 1)
+    assistant = next(m for m in second if m["role"] == "assistant")
+    assert assistant["tool_calls"][0]["id"] == "call_1"
+    tool = next(m for m in second if m["role"] == "tool")
+    assert (tool["tool_call_id"], tool["content"]) == ("call_1", "rested")
+
+
+async def test_a_rejected_call_reaches_the_model_as_its_reason(
+    bridges: StartBridge, server: FakeOpenAIServer, workspace: Path
+) -> None:
+    call = {"id": "call_1", "name": "bash", "arguments": {"command": "rm -rf build"}}
+    server.enqueue(chat(tool_calls=[call]), chat(text="Understood, I will not delete it."))
+    client = RecordingClient(lambda s, c, o: selected("reject_once"))
+    bridge, session_id = await _start(bridges, server, workspace, client)
+    assert await bridge.prompt(session_id, "clean up") == "end_turn"
+    tool = next(m for m in _messages(server, 1) if m["role"] == "tool")
+    assert "rejected" in tool["content"]
+    assert bridge.call_updates("call_1")[-1]["status"] == "failed"
+
+
+async def test_an_invalid_key_fails_the_prompt_with_auth_required_naming_the_variable(
+    bridges: StartBridge, server: FakeOpenAIServer, workspace: Path
+) -> None:
+    server.enqueue(HTTPError(401, "Incorrect API key provided"))
+    bridge, session_id = await _start(bridges, server, workspace)
+    with pytest.raises(RequestError) as caught:
+        await bridge.prompt(session_id, "hi")
+    assert caught.value.code == -32000
+    assert "ACP_BRIDGE_API_KEY" in str(caught.value)
+    assert len(server.requests) == 1  # an auth failure is not retried
+    # The session survives: the next prompt is tried afresh.
+    server.enqueue(chat(text="Now it works."))
+    assert await bridge.prompt(session_id, "again") == "end_turn"
+
+
+async def test_no_key_at_all_fails_the_prompt_with_auth_required(
+    bridges: StartBridge, server: FakeOpenAIServer, workspace: Path
+) -> None:
+    bridge, session_id = await _start(bridges, server, workspace, key="")
+    with pytest.raises(RequestError) as caught:
+        await bridge.prompt(session_id, "hi")
+    assert caught.value.code == -32000
+    assert "ACP_BRIDGE_API_KEY" in str(caught.value)
+    assert server.requests == []
+
+
+async def test_a_server_error_after_retries_is_a_clear_error_not_a_hang(
+    bridges: StartBridge, server: FakeOpenAIServer, workspace: Path
+) -> None:
+    server.enqueue(*[HTTPError(503, "overloaded", retry_after="0")] * 4)
+    bridge, session_id = await _start(bridges, server, workspace)
+    with pytest.raises(RequestError) as caught:
+        await bridge.prompt(session_id, "hi", within=30)
+    assert caught.value.code == -32603
+    assert "503" in str(caught.value)
+    assert json.loads(json.dumps(caught.value.data))["kind"] == "server"
+
+
+async def test_cancel_closes_a_stalled_model_stream(
+    bridges: StartBridge, server: FakeOpenAIServer, workspace: Path
+) -> None:
+    server.enqueue(SSE(chat_chunks(text="I am thinking very slowly about this"), stall_after=3))
+    bridge, session_id = await _start(bridges, server, workspace)
+    prompt = asyncio.ensure_future(bridge.prompt(session_id, "hi"))
+    await bridge.wait_for(lambda: any(u["sessionUpdate"] == "agent_message_chunk" for u in bridge.updates()))
+    started = time.perf_counter()
+    await bridge.conn.cancel(session_id=session_id)
+    assert await asyncio.wait_for(prompt, 2) == "cancelled"
+    assert time.perf_counter() - started < 1.0
+    assert await asyncio.to_thread(server.wait_for_stall_closed, 1, 5.0)
+
+
+async def test_a_final_step_cut_by_the_token_limit_stops_with_max_tokens(
+    bridges: StartBridge, server: FakeOpenAIServer, workspace: Path
+) -> None:
+    server.enqueue(chat(text="This answer is cut", finish_reason="length"))
+    bridge, session_id = await _start(bridges, server, workspace)
+    assert await bridge.prompt(session_id, "write a novel") == "max_tokens"
+
+
+async def test_a_rejection_with_feedback_tells_the_model_why(
+    bridges: StartBridge, server: FakeOpenAIServer, workspace: Path
+) -> None:
+    call = {"id": "call_1", "name": "bash", "arguments": {"command": "rm -rf build"}}
+    server.enqueue(chat(tool_calls=[call]), chat(text="I will keep the build directory."))
+    answer = {"outcome": {"outcome": "selected", "optionId": "reject_once",
+                          "_meta": {"feedback": "keep build/, it has the release artefacts"}}}  # fmt: skip
+    bridge, session_id = await _start(bridges, server, workspace, RecordingClient(lambda s, c, o: answer))
+    assert await bridge.prompt(session_id, "clean up") == "end_turn"
+    tool = next(m for m in _messages(server, 1) if m["role"] == "tool")
+    assert "keep build/, it has the release artefacts" in tool["content"]

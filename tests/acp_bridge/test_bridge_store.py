@@ -1,0 +1,115 @@
+"""Stored sessions end to end: with --state-dir, session/list finds a conversation after the bridge
+restarted and session/load replays it through the same mapping as live (the folded cards are identical),
+then the conversation goes on where it stopped."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from acp.exceptions import RequestError
+
+from .bridge_harness import write_script
+from .conftest import StartBridge
+
+
+def _fold(updates: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The final state of every card after applying its updates (ACP's replace-per-field rule)."""
+    cards: dict[str, dict[str, Any]] = {}
+    for update in updates:
+        call_id = update.get("toolCallId")
+        if update["sessionUpdate"] == "tool_call":
+            cards[call_id] = {k: v for k, v in update.items() if k != "sessionUpdate"}
+        elif update["sessionUpdate"] == "tool_call_update" and call_id in cards:
+            cards[call_id].update({k: v for k, v in update.items() if k != "sessionUpdate" and v is not None})
+    return cards
+
+
+def _text(updates: list[dict[str, Any]], kind: str) -> str:
+    return "".join(u["content"]["text"] for u in updates if u["sessionUpdate"] == kind)
+
+
+async def test_a_stored_session_is_listed_and_replayed_as_it_looked_live(
+    bridges: StartBridge, tmp_path: Path, workspace: Path
+) -> None:
+    state = tmp_path / "state"
+    (workspace / "app.py").write_text('GREETING = "hello"\n')
+    step = {
+        "thought": "Reading and fixing.",
+        "text": "Let me look.",
+        "tool_calls": [
+            {"id": "r1", "name": "read", "arguments": {"file_path": "a.txt"}},
+            {"id": "n1", "name": "nap", "arguments": {"label": "rested"}},
+        ],
+    }
+    edit = {"id": "e1", "name": "edit", "arguments": {
+        "file_path": "app.py", "old_string": '"hello"', "new_string": '"hello, editor"'}}  # fmt: skip
+    script = write_script(
+        tmp_path / "script.json",
+        [[step, {"tool_calls": [edit]}, {"text": "Fixed."}], [{"text": "Second turn."}]],
+    )
+    live = await bridges("--state-dir", str(state), "--mode", "accept_edits", model=script)
+    init = await live.initialize()
+    assert init.agent_capabilities is not None
+    assert init.agent_capabilities.load_session is True
+    session_id = await live.new_session(workspace)
+    assert await live.prompt(session_id, "Please fix the greeting") == "end_turn"
+    live_updates = live.updates(session_id)
+    await live.stop()
+
+    again = await bridges("--state-dir", str(state), "--mode", "accept_edits", model=script)
+    await again.initialize()
+    listed = await again.conn.list_sessions(cwd=str(workspace))
+    (info,) = listed.sessions
+    assert (info.session_id, info.cwd, info.title) == (session_id, str(workspace), "Please fix the greeting")
+    await again.conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+    replayed = again.updates(session_id)
+    assert _text(replayed, "user_message_chunk") == "Please fix the greeting"
+    assert _text(replayed, "agent_thought_chunk") == _text(live_updates, "agent_thought_chunk")
+    assert _text(replayed, "agent_message_chunk") == _text(live_updates, "agent_message_chunk")
+    live_cards, replayed_cards = _fold(live_updates), _fold(replayed)
+    assert set(replayed_cards) == {"r1", "n1", "e1"}
+    for call_id, card in live_cards.items():
+        assert replayed_cards[call_id] == card, call_id
+    # The conversation continues with the script's next turn, in the same session.
+    assert await again.prompt(session_id, "and then?") == "end_turn"
+    assert _text(again.updates(session_id), "agent_message_chunk").endswith("Second turn.")
+
+
+async def test_load_checks_the_cwd_and_the_id(bridges: StartBridge, tmp_path: Path, workspace: Path) -> None:
+    state = tmp_path / "state"
+    bridge = await bridges(
+        "--state-dir", str(state), model=write_script(tmp_path / "s.json", [[{"text": "x"}]])
+    )
+    await bridge.initialize()
+    session_id = await bridge.new_session(workspace)
+    assert await bridge.prompt(session_id, "hi") == "end_turn"
+    with pytest.raises(RequestError) as wrong_cwd:
+        await bridge.conn.load_session(cwd=str(tmp_path), session_id=session_id, mcp_servers=[])
+    assert wrong_cwd.value.code == -32602
+    with pytest.raises(RequestError) as unknown:
+        await bridge.conn.load_session(cwd=str(workspace), session_id="sess_" + "0" * 32, mcp_servers=[])
+    assert unknown.value.code == -32002
+    with pytest.raises(RequestError) as traversal:
+        await bridge.conn.load_session(cwd=str(workspace), session_id="../../etc/passwd", mcp_servers=[])
+    assert traversal.value.code == -32002
+    with pytest.raises(RequestError) as cursor:
+        await bridge.conn.list_sessions(cursor="bogus")
+    assert cursor.value.code == -32602
+    assert (await bridge.conn.list_sessions(cwd=str(tmp_path))).sessions == []
+
+
+async def test_without_a_state_dir_nothing_is_stored_or_advertised(
+    bridges: StartBridge, tmp_path: Path, workspace: Path
+) -> None:
+    bridge = await bridges(model=write_script(tmp_path / "s.json", [[{"text": "x"}]]))
+    init = await bridge.initialize()
+    assert init.agent_capabilities is not None
+    assert init.agent_capabilities.load_session is False
+    await bridge.send_raw(
+        json.dumps({"jsonrpc": "2.0", "id": 77, "method": "session/list", "params": {}}).encode() + b"\n"
+    )
+    await bridge.wait_for(lambda: bool(bridge.responses(77)))
+    assert bridge.responses(77)[0]["error"]["code"] == -32601

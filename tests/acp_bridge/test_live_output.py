@@ -1,0 +1,91 @@
+"""Coalescing of live terminal output: deltas at most every 50 ms or 8 KiB, never re-sent; a bounded tail
+without the terminal opt-in; and bounded memory when the client reads slowly."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from acp_bridge import live_output
+from acp_bridge.live_output import LiveOutput
+
+
+class Frames:
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str]] = []
+        self.backlog = 0
+
+    def send(self, delta: str, tail: str) -> None:
+        self.sent.append((delta, tail))
+
+
+async def test_fast_output_leaves_in_8_kib_frames_with_every_byte_once() -> None:
+    frames = Frames()
+    out = LiveOutput(frames.send, deltas=True, backlog=lambda: frames.backlog)
+    chunks = [chr(ord("a") + i % 26) * 100 for i in range(1000)]
+    for chunk in chunks:
+        out.feed(chunk)
+    out.close()
+    assert "".join(d for d, _ in frames.sent) == "".join(chunks)
+    assert len(frames.sent) <= 100_000 // 8192 + 1
+    assert all(len(d) >= 8192 for d, _ in frames.sent[:-1])
+    assert out.sent
+
+
+async def test_a_trickle_leaves_within_50_ms() -> None:
+    frames = Frames()
+    out = LiveOutput(frames.send, deltas=True, backlog=lambda: 0)
+    out.feed("first\n")
+    assert frames.sent == []
+    await asyncio.sleep(0.08)
+    assert frames.sent == [("first\n", "")]
+    out.feed("second\n")
+    out.close()  # what is buffered at the end still goes out
+    assert frames.sent[-1] == ("second\n", "")
+
+
+async def test_nothing_is_sent_after_close_and_nothing_at_all_for_no_output() -> None:
+    frames = Frames()
+    out = LiveOutput(frames.send, deltas=True, backlog=lambda: 0)
+    out.close()
+    out.feed("late")
+    await asyncio.sleep(0.08)
+    assert frames.sent == []
+    assert not out.sent
+
+
+async def test_a_congested_client_gets_no_frames_and_memory_stays_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(live_output, "MAX_UNSENT", 50_000)
+    monkeypatch.setattr(live_output, "_KEEP_WHEN_DROPPING", 10_000)
+    frames = Frames()
+    frames.backlog = live_output.CONGESTED_BACKLOG + 1
+    out = LiveOutput(frames.send, deltas=True, backlog=lambda: frames.backlog)
+    for _ in range(100):
+        out.feed("x" * 1000)
+    assert frames.sent == []
+    assert out.dropped > 0
+    frames.backlog = 0
+    await asyncio.sleep(0.12)
+    (delta, _), *_ = frames.sent
+    assert "characters of output skipped" in delta
+    assert len(delta) < 20_000
+    out.close()
+
+
+async def test_without_the_opt_in_frames_carry_a_bounded_tail_at_most_every_100_ms() -> None:
+    frames = Frames()
+    out = LiveOutput(frames.send, deltas=False, backlog=lambda: 0)
+    for i in range(1000):
+        out.feed(f"line {i}\n")
+    await asyncio.sleep(0.01)
+    out.feed("more\n")
+    await asyncio.sleep(0.15)
+    out.close()
+    assert 1 <= len(frames.sent) <= 3
+    tail = frames.sent[-1][1]
+    assert tail.endswith("more\n")
+    assert tail.startswith("…\n")
+    assert tail.count("\n") <= live_output.TAIL_LINES + 1
