@@ -292,6 +292,8 @@ def relativize_title(title: str, paths: Mapping[str, str] | list[str], cwd: str)
         for spelling in (absolute, os.path.normpath(absolute)):
             if spelling != shown:
                 pairs.setdefault(spelling, shown)
+    # Most titles contain none of the paths: skip compiling a pattern (it dominated the per-call cost).
+    pairs = {spelling: shown for spelling, shown in pairs.items() if spelling in title}
     if not pairs:
         return title
     # Longest first: "/p/src/a.py" must win over its directory "/p/src" (alternation is ordered).
