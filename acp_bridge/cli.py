@@ -241,6 +241,18 @@ def _run_demo(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _add_lsp(parser: argparse.ArgumentParser) -> None:
+    from .lsp.command import add_arguments
+
+    add_arguments(parser)
+
+
+def _run_lsp(args: argparse.Namespace) -> int:
+    from .lsp.command import run
+
+    return run(args)
+
+
 @dataclass(frozen=True, slots=True)
 class Command:
     help: str
@@ -251,7 +263,7 @@ class Command:
 COMMANDS: dict[str, Command] = {
     "serve": Command("run the ACP agent on stdio (what an editor spawns)", _add_serve, _run_serve),
     "demo": Command("watch the agent work: a terminal client drives `serve` offline", _add_demo, _run_demo),
-    # "lsp": the LSP face (issue 6) registers here.
+    "lsp": Command("serve the agent to LSP-only editors on stdio (Neovim, Helix, eglot)", _add_lsp, _run_lsp),
 }
 
 

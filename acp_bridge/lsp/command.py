@@ -1,0 +1,48 @@
+"""The `lsp` subcommand: the same core flags as `serve` (model, policy, logging), served over LSP.
+
+`add_arguments` and `run` are what `acp_bridge.cli.COMMANDS["lsp"]` points at; `python -m acp_bridge.lsp`
+runs the same thing directly. The editor may pick the model in `initializationOptions.model`; it replaces
+the `--model` default for that connection. With `--state-dir`, sessions are logged as for `serve`.
+
+Must not: print to stdout (it is the protocol).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from ..cli import add_core_arguments, core_setup, load_model, run_until_exit
+from ..sessions import SessionManager
+from .channel import LspChannel
+from .options import LspOptions
+
+HELP = "serve the agent to LSP-only editors on stdio (Neovim, Helix, eglot)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_core_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from .server import serve_lsp  # pygls is imported only when the server really runs
+
+    setup = core_setup(args)
+
+    def make_manager(channel: LspChannel, options: LspOptions) -> SessionManager:
+        backend = setup.backend
+        if options.model is not None and options.model != args.model:
+            backend = load_model(options.model, args.base_url)
+        return SessionManager(channel, backend, setup.tools, setup.config, recorder=setup.store)
+
+    try:
+        return run_until_exit(serve_lsp(make_manager))
+    finally:
+        if setup.store is not None:
+            setup.store.close()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="acp-bridge lsp", description=HELP)
+    add_arguments(parser)
+    return run(parser.parse_args(argv))

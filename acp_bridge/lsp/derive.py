@@ -1,0 +1,386 @@
+"""What an LSP editor is shown for each ACP session update: log lines, work-done progress, follow-along.
+
+The core emits ACP `session/update` payloads (built by `acp_bridge.mapping`). The LSP face forwards each one
+verbatim as `acpBridge/sessionUpdate` and, for editors that only know plain LSP, derives from the same dict:
+- agent text and thoughts → whole lines for `window/logMessage` (chunks are buffered until a line ends, so
+  the log is not shredded into token-sized fragments);
+- each tool call → one work-done progress: `Begin` with the card's title when the call is announced,
+  `Report`s when its status moves (waiting for approval, running) and with the latest line of live terminal
+  output, `End` with "completed" or "failed: <short reason>";
+- locations of a call that runs or ran → `Show` (the first location not shown yet for that call);
+- plan updates → a few log lines.
+
+Must not: do I/O, know pygls or lsprotocol, or change the updates (they are forwarded as is elsewhere).
+Everything here is a pure function of the updates fed in, in order.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+MAX_MESSAGE_CHARS: Final = 200  # progress messages are one short line in every editor's UI
+MAX_TITLE_CHARS: Final = 120
+_TAIL_CHARS: Final = 4096  # of terminal output kept per call: enough to find the last line
+_ANSI: Final = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+_LINE_BREAK: Final = re.compile(r"\r\n|\n")
+_FENCE: Final = re.compile(r"^(`{3,})[^\n]*\n(.*?)\n?\1\s*$", re.DOTALL)
+
+StatusText: Final[Mapping[str, str]] = {
+    "pending": "waiting for your approval",
+    "in_progress": "running",
+    "completed": "completed",
+    "failed": "failed",
+}
+
+
+# --- actions ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Log:
+    """One `window/logMessage` line. `level`: "info" for the agent's words, "log" for the rest."""
+
+    level: Literal["info", "log"]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Begin:
+    token: str
+    title: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    token: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class End:
+    token: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Show:
+    """Follow-along: reveal `path` (absolute) at `line` (1-based, ACP's convention; None: the top)."""
+
+    path: str
+    line: int | None
+
+
+Action = Log | Begin | Report | End | Show
+
+
+# --- helpers --------------------------------------------------------------------------------------
+
+
+def one_line(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """`text` squeezed onto one line of at most `limit` characters (an ellipsis marks a cut)."""
+    flat = " ".join(part.strip() for part in text.splitlines() if part.strip())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def _screen_line(raw: str) -> str:
+    """What a terminal finally shows for one line: escapes removed, carriage-return redraws applied."""
+    text = _ANSI.sub("", raw)
+    if "\r" in text:
+        parts = [part for part in text.split("\r") if part]
+        text = parts[-1] if parts else ""
+    return text.rstrip()
+
+
+def last_output_line(text: str) -> str | None:
+    """The last non-blank line of terminal output (a partial last line counts: it is what runs now)."""
+    for raw in reversed(_LINE_BREAK.split(text)):
+        line = _screen_line(raw)
+        if line.strip():
+            return line
+    return None
+
+
+def _text_blocks(content: object) -> list[str]:
+    if not isinstance(content, list):
+        return []
+    texts: list[str] = []
+    for block in content:
+        inner = block.get("content") if isinstance(block, Mapping) else None
+        if isinstance(inner, Mapping) and inner.get("type") == "text" and isinstance(inner.get("text"), str):
+            texts.append(inner["text"])
+    return texts
+
+
+def _console_output(content: object, command: str | None) -> str | None:
+    """The output inside the last ```console block of a card's content (the no-terminal fallback), without
+    the `$ command` line(s) it starts with."""
+    for text in reversed(_text_blocks(content)):
+        match = _FENCE.match(text.strip())
+        if match and text.lstrip("`").startswith("console"):
+            body = match.group(2)
+            shown = "$ " + command.strip("\n") if command else None
+            if shown and body.startswith(shown):
+                return body[len(shown) :].lstrip("\n")
+            if body.startswith("$ "):
+                return body.partition("\n")[2]  # a command we did not see announced: one line
+            return body
+    return None
+
+
+def failure_reason(update: Mapping[str, Any]) -> str:
+    """A short reason for a failed call, from what the completed card carries."""
+    raw = update.get("rawOutput")
+    if isinstance(raw, Mapping):
+        error = raw.get("error")
+        if isinstance(error, Mapping) and isinstance(error.get("message"), str) and error["message"].strip():
+            return one_line(error["message"])
+        if raw.get("signal"):
+            return f"terminated by signal {raw['signal']}"
+        code = raw.get("exitCode")
+        if isinstance(code, int) and code != 0:
+            return f"exit code {code}"
+    meta = update.get("_meta")
+    bridge = meta.get("acpBridge") if isinstance(meta, Mapping) else None
+    note = bridge.get("note") if isinstance(bridge, Mapping) else None
+    if isinstance(note, str) and note.strip():
+        return one_line(note)
+    for text in _text_blocks(update.get("content")):
+        if text.strip():
+            return one_line(text.strip().strip("`"))
+    return "the call failed"
+
+
+def _completion_message(update: Mapping[str, Any]) -> str:
+    raw = update.get("rawOutput")
+    if isinstance(raw, Mapping) and isinstance(raw.get("exitCode"), int) and raw["exitCode"] != 0:
+        return f"completed (exit code {raw['exitCode']})"
+    return "completed"
+
+
+# --- line buffering of agent text -----------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Lines:
+    partial: str = ""
+
+    def feed(self, text: str) -> list[str]:
+        parts = _LINE_BREAK.split(self.partial + text)
+        self.partial = parts.pop()
+        return [line for line in parts if line.strip()]
+
+    def flush(self) -> list[str]:
+        rest, self.partial = self.partial, ""
+        return [rest] if rest.strip() else []
+
+
+# --- the per-call state -------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Call:
+    key: tuple[str, str]
+    token: str
+    title: str
+    status: str
+    command: str | None = None  # a terminal call's command (to tell it apart from its output)
+    output: str = ""  # a bounded tail of the live terminal output
+    last_report: str | None = None
+    shown: set[tuple[str, int | None]] = field(default_factory=set)
+
+
+class UpdateView:
+    """Turns one connection's session updates into editor actions. Feed every update, in order."""
+
+    def __init__(self, *, progress: bool, follow: bool) -> None:
+        self.progress = progress
+        self.follow = follow
+        self._calls: dict[tuple[str, str], _Call] = {}
+        self._text: dict[tuple[str, str], _Lines] = {}
+        self._tokens = itertools.count(1)
+
+    # --- public -----------------------------------------------------------------------------------
+
+    def feed(self, session_id: str, update: Mapping[str, Any]) -> list[Action]:
+        kind = update.get("sessionUpdate")
+        if kind in ("agent_message_chunk", "agent_thought_chunk"):
+            return self._chunk(session_id, str(kind), update)
+        actions = self.flush_text(session_id)  # a card interrupts the prose: finish its line first
+        if kind == "tool_call":
+            actions += self._started(session_id, update)
+        elif kind == "tool_call_update":
+            actions += self._updated(session_id, update)
+        elif kind == "plan":
+            actions += self._plan(update)
+        return actions
+
+    def flush_text(self, session_id: str) -> list[Action]:
+        """The unfinished last line of the agent's text and thoughts (at a turn's end, or before a card)."""
+        actions: list[Action] = []
+        for kind in ("agent_thought_chunk", "agent_message_chunk"):
+            lines = self._text.get((session_id, kind))
+            if lines is not None:
+                actions += [self._log_line(kind, line) for line in lines.flush()]
+        return actions
+
+    def end_all(self, message: str, session_id: str | None = None) -> list[Action]:
+        """End every open progress (of one session, or of all): the connection or the turn is going away."""
+        actions: list[Action] = []
+        for key, call in list(self._calls.items()):
+            if session_id is None or key[0] == session_id:
+                del self._calls[key]
+                if self.progress:
+                    actions.append(End(call.token, one_line(message)))
+        return actions
+
+    # --- updates ----------------------------------------------------------------------------------
+
+    def _chunk(self, session_id: str, kind: str, update: Mapping[str, Any]) -> list[Action]:
+        content = update.get("content")
+        text = content.get("text") if isinstance(content, Mapping) else None
+        if not isinstance(text, str) or not text:
+            return []
+        actions: list[Action] = []
+        other = "agent_message_chunk" if kind == "agent_thought_chunk" else "agent_thought_chunk"
+        pending = self._text.get((session_id, other))
+        if pending is not None:
+            # Thinking and speaking alternate: finish the other voice's line so the log reads in order.
+            actions += [self._log_line(other, line) for line in pending.flush()]
+        lines = self._text.setdefault((session_id, kind), _Lines())
+        return actions + [self._log_line(kind, line) for line in lines.feed(text)]
+
+    @staticmethod
+    def _log_line(kind: str, line: str) -> Log:
+        if kind == "agent_thought_chunk":
+            return Log("log", f"(thinking) {line}")
+        return Log("info", line)
+
+    def _started(self, session_id: str, update: Mapping[str, Any]) -> list[Action]:
+        call_id = update.get("toolCallId")
+        if not isinstance(call_id, str):
+            return []
+        title = update.get("title")
+        title = one_line(title, MAX_TITLE_CHARS) if isinstance(title, str) and title.strip() else call_id
+        status = update.get("status")
+        status = status if isinstance(status, str) and status in StatusText else "pending"
+        key = (session_id, call_id)
+        previous = self._calls.get(key)
+        actions: list[Action] = []
+        if previous is not None and self.progress:
+            # A repeated id (a model reusing one): the old progress must not stay open forever.
+            actions.append(End(previous.token, "replaced by a new call with the same id"))
+        call = _Call(key, f"acp-bridge/{next(self._tokens)}/{call_id}", title, status)
+        raw = update.get("rawInput")
+        if isinstance(raw, Mapping) and isinstance(raw.get("command"), str):
+            call.command = raw["command"]
+        self._calls[key] = call
+        actions.append(Log("log", f"tool: {title} ({StatusText[status]})"))
+        if self.progress:
+            actions.append(Begin(call.token, title, StatusText[status]))
+        actions += self._follow(call, update)
+        if status in ("completed", "failed"):
+            actions += self._end(call, update, status)  # a card born finished (e.g. a replayed one)
+        return actions
+
+    def _updated(self, session_id: str, update: Mapping[str, Any]) -> list[Action]:
+        call_id = update.get("toolCallId")
+        call = self._calls.get((session_id, call_id)) if isinstance(call_id, str) else None
+        if call is None:
+            return []
+        actions: list[Action] = []
+        status = update.get("status")
+        if status in ("completed", "failed"):
+            data = self._terminal_data(update)
+            if data:
+                self._append_output(call, data)
+            call.status = str(status)
+            actions += self._follow(call, update)
+            return actions + self._end(call, update, str(status))
+        if status in ("pending", "in_progress") and status != call.status:
+            call.status = str(status)
+            actions += self._report(call, StatusText[call.status])
+        output = self._terminal_data(update)
+        if output is not None:
+            self._append_output(call, output)
+        else:
+            console = _console_output(update.get("content"), call.command)
+            if console is not None:
+                call.output = console[-_TAIL_CHARS:]  # the fallback re-sends the whole tail each time
+                output = console
+        if output:
+            line = last_output_line(call.output)
+            if line is not None:
+                actions += self._report(call, line)
+        actions += self._follow(call, update)
+        return actions
+
+    def _plan(self, update: Mapping[str, Any]) -> list[Action]:
+        entries = update.get("entries")
+        if not isinstance(entries, list):
+            return []
+        marks = {"completed": "[x]", "in_progress": "[>]"}
+        lines = [
+            f"plan: {marks.get(str(e.get('status')), '[ ]')} {one_line(str(e.get('content', '')))}"
+            for e in entries[:20]
+            if isinstance(e, Mapping)
+        ]
+        if len(entries) > 20:
+            lines.append(f"plan: … {len(entries) - 20} more entries")
+        return [Log("log", line) for line in lines]
+
+    # --- pieces -----------------------------------------------------------------------------------
+
+    @staticmethod
+    def _terminal_data(update: Mapping[str, Any]) -> str | None:
+        meta = update.get("_meta")
+        out = meta.get("terminal_output") if isinstance(meta, Mapping) else None
+        data = out.get("data") if isinstance(out, Mapping) else None
+        return data if isinstance(data, str) else None
+
+    @staticmethod
+    def _append_output(call: _Call, data: str) -> None:
+        call.output = (call.output + data)[-_TAIL_CHARS:]
+
+    def _report(self, call: _Call, message: str) -> list[Action]:
+        message = one_line(message)
+        if not self.progress or message == call.last_report:
+            return []
+        call.last_report = message
+        return [Report(call.token, message)]
+
+    def _end(self, call: _Call, update: Mapping[str, Any], status: str) -> list[Action]:
+        # Forget the call: later updates for it are ignored, and a long session does not grow this map.
+        self._calls.pop(call.key, None)
+        call.status = status
+        message = (
+            _completion_message(update) if status == "completed" else f"failed: {failure_reason(update)}"
+        )
+        actions: list[Action] = [Log("log", f"tool: {call.title} ({message})")]
+        if self.progress:
+            actions.append(End(call.token, one_line(message)))
+        return actions
+
+    def _follow(self, call: _Call, update: Mapping[str, Any]) -> list[Action]:
+        """The first location of this update not yet shown for the call, once the call runs or ran (a
+        pending call may still be rejected: opening its file would follow something that never happens)."""
+        if not self.follow or call.status not in ("in_progress", "completed"):
+            return []
+        locations = update.get("locations")
+        if not isinstance(locations, list):
+            return []
+        for location in locations:
+            if not isinstance(location, Mapping) or not isinstance(location.get("path"), str):
+                continue
+            line = location.get("line")
+            line = line if isinstance(line, int) and not isinstance(line, bool) and line >= 1 else None
+            key = (location["path"], line)
+            if key in call.shown:
+                return []  # already following this call there; do not jump around within one call
+            call.shown.add(key)
+            return [Show(location["path"], line)]
+        return []

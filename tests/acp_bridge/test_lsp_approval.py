@@ -1,0 +1,96 @@
+"""acp_bridge.lsp.approval: the permission request as a showMessageRequest, and the answer back.
+Inputs come from the real mapping and permission options, as the core sends them."""
+
+from __future__ import annotations
+
+import pytest
+
+from acp_bridge import mapping
+from acp_bridge.channel import PermissionOutcome
+from acp_bridge.lsp.approval import build_question, diff_counts
+from acp_bridge.permissions import PolicyConfig, SessionPermissions, permission_options
+from registry_core.presentation import DiffCallView, FileDiff, GenericCallView, TerminalCallView
+
+CWD = "/work/proj"
+CTX = mapping.WireContext(cwd=CWD)
+
+
+def _options(tool: str, args: dict[str, object]) -> list[dict[str, object]]:
+    perms = SessionPermissions(PolicyConfig(), CWD, (CWD,))
+    return permission_options(perms.scope_for(tool, args))
+
+
+def test_bash_question_names_the_command_and_the_always_scope() -> None:
+    args = {"command": "npm test -- --watch=false"}
+    call = mapping.permission_tool_call(
+        CTX, "c1", "bash", args, TerminalCallView(title=args["command"]), None
+    )
+    question = build_question(call, _options("bash", args), CWD)
+    assert question.actions == ("Allow once", "Always allow", "Reject", "Always reject")
+    lines = question.message.splitlines()
+    assert lines[0] == "acp-bridge wants to run `bash`:"
+    assert lines[1] == "$ npm test -- --watch=false"
+    assert '"Always" answers cover `npm test` commands (this session).' in lines
+
+
+def test_edit_question_names_the_file_and_a_diff_summary() -> None:
+    diff = FileDiff(path="/work/proj/src/app.py", old_text="a\nb\nc\n", new_text="a\nB\nc\nd\ne\n")
+    args = {"file_path": "src/app.py", "old_string": "b", "new_string": "B"}
+    call = mapping.permission_tool_call(
+        CTX, "c2", "edit", args, DiffCallView(title="Edit /work/proj/src/app.py", diffs=(diff,)), None
+    )
+    message = build_question(call, _options("edit", args), CWD).message
+    assert "edit src/app.py (+3 −1 lines)" in message.splitlines()
+    assert "`edit` on src/app.py" in message
+
+
+def test_new_file_question_says_create_with_its_size() -> None:
+    diff = FileDiff(path="/work/proj/new.txt", old_text=None, new_text="1\n2\n")
+    call = mapping.permission_tool_call(
+        CTX, "c3", "write", {}, DiffCallView(title="Write new.txt", diffs=(diff,)), None
+    )
+    assert "create new.txt (2 lines)" in build_question(call, _options("write", {}), CWD).message
+
+
+def test_the_reason_is_part_of_the_question() -> None:
+    view = GenericCallView(title="Fetch https://example.com", kind="fetch")
+    call = mapping.permission_tool_call(
+        CTX, "c4", "web_fetch", {"url": "https://example.com"}, view, "Why: docs"
+    )
+    message = build_question(call, _options("web_fetch", {"url": "https://example.com"}), CWD).message
+    assert message.splitlines()[0] == "acp-bridge wants to run `web_fetch`: Fetch https://example.com"
+    assert "Why: docs" in message
+
+
+@pytest.mark.parametrize(
+    ("title", "option"),
+    [
+        ("Allow once", "allow_once"),
+        ("Always allow", "allow_always"),
+        ("Reject", "reject_once"),
+        ("Always reject", "reject_always"),
+        (None, "reject_once"),  # dismissed: rejects, never allows
+    ],
+)
+def test_answers_map_to_the_acp_option_ids(title: str | None, option: str) -> None:
+    call = mapping.permission_tool_call(
+        CTX, "c1", "bash", {"command": "ls"}, TerminalCallView(title="ls"), None
+    )
+    question = build_question(call, _options("bash", {"command": "ls"}), CWD)
+    assert question.outcome(title) == PermissionOutcome("selected", option)
+
+
+def test_an_action_that_was_not_offered_is_an_error() -> None:
+    call = mapping.permission_tool_call(
+        CTX, "c1", "bash", {"command": "ls"}, TerminalCallView(title="ls"), None
+    )
+    question = build_question(call, _options("bash", {"command": "ls"}), CWD)
+    with pytest.raises(ValueError, match="not offered"):
+        question.outcome("Sure")
+
+
+def test_diff_counts() -> None:
+    assert diff_counts(None, "a\nb\n") == (2, 0)
+    assert diff_counts("a\nb\nc\n", "a\nc\n") == (0, 1)
+    assert diff_counts("a\n", "a\n") == (0, 0)
+    assert diff_counts("x\n" * 5000, "y\n" * 5000) == (5000, 5000)  # big: counted without aligning
