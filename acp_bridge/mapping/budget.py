@@ -1,0 +1,192 @@
+"""The payload budget: `bound_update` (`_fit`) shrinks an update until it serialises to at most
+`max_update_bytes`, and `_bounded_raw_input` makes `rawInput` a bounded plain-JSON copy of the arguments.
+
+Oversized strings are cut in the middle behind an explicit "(truncated, N bytes omitted)" marker, the longest
+first (a water level), so short ones stay whole; when too many pieces leave nothing fair to cut, the update
+keeps its identity and says that its content was omitted.
+
+Must not: decide what a card shows; it only shortens what the other modules built (and leaves updates that
+already fit untouched, cheaply: the live-output path calls it for every frame).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from .text import _tail, _text_block, _truncate_middle, _utf8_len
+from .wire import DEFAULT_MAX_UPDATE_BYTES, RAW_INPUT_MAX_BYTES, Update
+
+_MIN_KEEP_CHARS: Final = 256
+_MARKER_ALLOWANCE: Final = 96  # bytes a truncation marker may add to a string
+
+
+def bound_update(update: Update, max_bytes: int = DEFAULT_MAX_UPDATE_BYTES) -> Update:
+    """Shrink `update` in place (text, diffs, terminal data, raw input/output) until it serialises to at
+    most `max_bytes`; exposed so any other update the bridge builds obeys the same budget."""
+    return _fit(update, max_bytes)
+
+
+def _upper_bound(value: Any) -> int:
+    """A cheap bound on the serialised size (a char is at most 6 bytes escaped), so the common small
+    update skips a full json.dumps on the hot live-output path."""
+    if isinstance(value, str):
+        return 6 * len(value) + 2
+    if isinstance(value, Mapping):
+        return sum(_upper_bound(k) + _upper_bound(v) + 2 for k, v in value.items()) + 2
+    if isinstance(value, (list, tuple)):
+        return sum(_upper_bound(v) + 1 for v in value) + 2
+    return 24
+
+
+def _shrinkable(update: Update) -> list[tuple[Any, Any]]:
+    """(container, key) of every string the budget may cut: displayed text, diff texts, terminal data,
+    raw input/output strings and plan entries. Titles and ids are already bounded."""
+    leaves: list[tuple[Any, Any]] = []
+
+    def strings(container: Any, key: Any) -> None:
+        value = container[key]
+        if isinstance(value, str):
+            leaves.append((container, key))
+        elif isinstance(value, dict):
+            for inner in value:
+                strings(value, inner)
+        elif isinstance(value, list):
+            for index in range(len(value)):
+                strings(value, index)
+
+    content = update.get("content")
+    if isinstance(content, dict) and isinstance(content.get("text"), str):
+        leaves.append((content, "text"))
+    elif isinstance(content, list):
+        for block in content:
+            inner = block.get("content") if isinstance(block, dict) else None
+            if isinstance(inner, dict) and isinstance(inner.get("text"), str):
+                leaves.append((inner, "text"))
+            elif isinstance(block, dict) and block.get("type") == "diff":
+                leaves += [(block, k) for k in ("oldText", "newText") if isinstance(block.get(k), str)]
+    meta = update.get("_meta")
+    if isinstance(meta, dict):
+        out = meta.get("terminal_output")
+        if isinstance(out, dict) and isinstance(out.get("data"), str):
+            leaves.append((out, "data"))
+    for key in ("rawInput", "rawOutput"):
+        if key in update:
+            strings(update, key)
+    for entry in update.get("entries") or ():
+        if isinstance(entry, dict) and isinstance(entry.get("content"), str):
+            leaves.append((entry, "content"))
+    return leaves
+
+
+def _water_level(lengths: Sequence[int], target: int) -> int:
+    """The largest cap t with sum(min(n, t)) <= target: long strings shrink, short ones stay whole."""
+    if target <= 0:
+        return 0
+    remaining = target
+    ordered = sorted(lengths)
+    for index, length in enumerate(ordered):
+        left = len(ordered) - index
+        if length * left <= remaining:
+            remaining -= length
+            continue
+        return remaining // left
+    return ordered[-1] if ordered else 0
+
+
+def _fit(update: Update, max_bytes: int) -> Update:
+    if _upper_bound(update) <= max_bytes:
+        return update
+    for _ in range(4):
+        size = _json_size(update)
+        if size <= max_bytes:
+            return update
+        leaves = _shrinkable(update)
+        if not leaves:
+            break
+        lengths = [len(container[key]) for container, key in leaves]
+        # Removing k chars removes at least k serialised bytes, so cutting the excess (plus room for
+        # the markers) in chars always gets under the cap in one pass unless the floor stops it.
+        target = sum(lengths) - (size - max_bytes) - _MARKER_ALLOWANCE * len(leaves) - 256
+        level = max(_water_level(lengths, target), _MIN_KEEP_CHARS)
+        changed = False
+        for (container, key), length in zip(leaves, lengths, strict=True):
+            if length > level:
+                container[key] = _truncate_middle(container[key], level)
+                changed = True
+        if not changed:
+            break
+    if _json_size(update) <= max_bytes:
+        return update
+    return _last_resort(update, max_bytes)
+
+
+def _last_resort(update: Update, max_bytes: int) -> Update:
+    """Too many pieces to cut fairly (thousands of blocks): keep the card's identity and say so."""
+    size = _json_size(update)
+    notice = f"(content omitted: this update would be {size} bytes, over the {max_bytes}-byte limit)"
+    content = update.get("content")
+    if isinstance(content, list):
+        update["content"] = [_text_block(notice)]
+    elif isinstance(content, dict):
+        update["content"] = {"type": "text", "text": notice}
+    if "entries" in update:
+        update["entries"] = update["entries"][:20]
+    if "locations" in update:
+        update["locations"] = update["locations"][:10]
+    if "rawInput" in update:
+        update["rawInput"] = "(omitted: too large)"
+    if "rawOutput" in update:
+        raw = update["rawOutput"]
+        update["rawOutput"] = {"isError": raw.get("isError")} if isinstance(raw, dict) else "(omitted)"
+    meta = update.get("_meta")
+    if isinstance(meta, dict) and isinstance(meta.get("terminal_output"), dict):
+        data = meta["terminal_output"].get("data", "")
+        meta["terminal_output"]["data"] = _tail(data, max(_MIN_KEEP_CHARS, max_bytes // 16))
+    return update
+
+
+def _json_size(value: Any) -> int:
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return _utf8_len(text)
+
+
+def _jsonable(value: Any, max_str: int, max_items: int, depth: int) -> Any:
+    """A plain, bounded JSON copy (frozen mappings/tuples thawed, foreign values stringified)."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        return _truncate_middle(value, max_str)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if depth <= 0:
+        return "…"
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for index, (key, item) in enumerate(value.items()):
+            if index >= max_items:
+                out["…"] = f"{len(value) - max_items} more keys omitted"
+                break
+            out[str(key)] = _jsonable(item, max_str, max_items, depth - 1)
+        return out
+    if isinstance(value, (list, tuple)):
+        items = [_jsonable(item, max_str, max_items, depth - 1) for item in value[:max_items]]
+        if len(value) > max_items:
+            items.append(f"… {len(value) - max_items} more items omitted")
+        return items
+    return _truncate_middle(repr(value), max_str)
+
+
+def _bounded_raw_input(arguments: Any) -> Any:
+    """`rawInput` = the arguments, but never megabytes (a `write` of a 10 MB file)."""
+    if isinstance(arguments, str):
+        return _truncate_middle(arguments, RAW_INPUT_MAX_BYTES // 2)
+    for max_str, max_items, depth in ((4096, 200, 16), (256, 20, 6)):
+        value = _jsonable(arguments, max_str, max_items, depth)
+        if _json_size(value) <= RAW_INPUT_MAX_BYTES:
+            return value
+    return _truncate_middle(json.dumps(value, ensure_ascii=False), RAW_INPUT_MAX_BYTES // 4)

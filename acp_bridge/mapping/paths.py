@@ -1,0 +1,117 @@
+"""Paths and titles: `resolve_path` (absolute and normalised, for locations and diffs), `display_path`
+(relative to the session cwd when inside it: the `..` path-segment rule) and the title rewriting that shows
+a card's paths, and any other path token under the cwd, relative to it; `_card_title` makes the result a
+single line.
+
+Must not: touch the file system (paths are strings here: no realpath, no existence checks) or build
+card content.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from typing import Final
+
+from .text import _one_line
+from .wire import WireContext
+
+# A path occurrence in a title must not be glued to more path characters on its left ("/x/p/a" does
+# not contain the path "/p/a"), nor continue a name on its right ("/p/src2" does not contain "/p/src";
+# a following "/" is fine: "/p/src" + "/a.py" relativises to "src/a.py"; a "." or "-" that ends the
+# word is punctuation, so "see /p/a." still matches "/p/a").
+_PATH_LEFT_EDGE: Final = r"(?<![\w.\-/~])"
+_PATH_RIGHT_EDGE: Final = r"(?![\w~]|[.\-][\w.\-~])"
+_TOKEN_REST: Final = r"/[^\s'\"`()\[\]{}<>,;|&]*"
+_TRAILING_PUNCT: Final = ".,:;!?"
+
+
+def display_path(path: str, cwd: str) -> str:
+    """`path` relative to `cwd` when inside it (the `..` segment rule), else unchanged.
+
+    "Unchanged" means absolute: a relative `path` is resolved against `cwd` first, and a path outside
+    `cwd` is returned normalised and absolute so the reader sees where it really is."""
+    absolute = resolve_path(path, cwd)
+    inside = _relative_inside(absolute, os.path.normpath(cwd))
+    return absolute if inside is None else inside
+
+
+def relativize_title(title: str, paths: Mapping[str, str] | list[str], cwd: str) -> str:
+    """Replace every occurrence of each absolute path (inside cwd) in `title` by its display path."""
+    pairs: dict[str, str] = {}
+    if isinstance(paths, Mapping):
+        items = [(absolute, shown) for absolute, shown in paths.items()]
+    else:
+        # Only paths inside cwd change; an outside path keeps its absolute spelling.
+        items = [(p, shown) for p in paths if not os.path.isabs(shown := display_path(p, cwd))]
+    for absolute, shown in items:
+        if not absolute or not os.path.isabs(absolute):
+            continue
+        # The title may spell the path as given or normalised; both map to the same display path.
+        for spelling in (absolute, os.path.normpath(absolute)):
+            if spelling != shown:
+                pairs.setdefault(spelling, shown)
+    # Most titles contain none of the paths: skip compiling a pattern (it dominated the per-call cost).
+    pairs = {spelling: shown for spelling, shown in pairs.items() if spelling in title}
+    if not pairs:
+        return title
+    # Longest first: "/p/src/a.py" must win over its directory "/p/src" (alternation is ordered).
+    ordered = sorted(pairs, key=len, reverse=True)
+    pattern = re.compile(
+        _PATH_LEFT_EDGE + "(?:" + "|".join(re.escape(p) for p in ordered) + ")" + _PATH_RIGHT_EDGE
+    )
+    return pattern.sub(lambda m: pairs[m.group(0)], title)
+
+
+def resolve_path(path: str, cwd: str) -> str:
+    """`path` made absolute against `cwd` and normalised (for locations and diffs)."""
+    return os.path.normpath(os.path.join(cwd, path))
+
+
+def _relative_inside(absolute: str, cwd: str) -> str | None:
+    """`absolute` (normalised) relative to `cwd` (normalised) when inside it, else None. Prefix on a
+    segment boundary: "/p/..cache/x" is inside "/p" ("..cache" is a name), "/p2/x" is not."""
+    if absolute == cwd:
+        return "."
+    prefix = cwd if cwd.endswith("/") else cwd + "/"
+    if absolute.startswith(prefix):
+        return absolute[len(prefix) :]
+    return None
+
+
+def _relativize_cwd_tokens(title: str, cwd: str) -> str:
+    """Relativise any other path token under cwd that the card did not list (e.g. a search directory
+    a presenter put in its title). Tokens that normalise outside cwd stay as written."""
+    base = os.path.normpath(cwd)
+    if base == "/" or not os.path.isabs(base):
+        return title  # every absolute path is "inside /"; rewriting them all would only add noise
+    if base not in title:
+        return title
+    pattern = _cwd_token_pattern(base)
+
+    def replace(match: re.Match[str]) -> str:
+        token = match.group(0)
+        stripped = token.rstrip(_TRAILING_PUNCT) if len(token) > len(base) else token
+        if stripped.endswith("/"):
+            stripped = token  # the dots were path segments ("/p/." or "/p/a/.."), not punctuation
+        trail = token[len(stripped) :]
+        inside = _relative_inside(os.path.normpath(stripped), base)
+        return token if inside is None else inside + trail
+
+    return pattern.sub(replace, title)
+
+
+@lru_cache(maxsize=64)
+def _cwd_token_pattern(base: str) -> re.Pattern[str]:
+    # Compiled once per session cwd: titles are built for every call.
+    return re.compile(_PATH_LEFT_EDGE + re.escape(base) + f"(?:{_TOKEN_REST}|{_PATH_RIGHT_EDGE})")
+
+
+def _card_title(title: str | None, paths: Iterable[str], ctx: WireContext, fallback: str) -> str:
+    if title is None or not title.strip():
+        return _one_line(fallback)[0] or "tool"
+    absolute = [resolve_path(p, ctx.cwd) for p in paths]
+    relative = _relativize_cwd_tokens(relativize_title(title, absolute, ctx.cwd), ctx.cwd)
+    return _one_line(relative)[0] or _one_line(fallback)[0] or "tool"

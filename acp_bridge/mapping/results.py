@@ -1,0 +1,215 @@
+"""A call's final update(s): `tool_call_completed` sets the status (completed/failed) and puts the card
+renderers.py drew, its locations and a bounded `rawOutput` summary on the wire.
+
+A terminal card closes through the terminal protocol. With the client's `_meta.terminal_output` opt-in it
+gets no `content` (an update's content replaces the call's and would wipe the terminal block): the output
+not yet streamed goes out as `_meta.terminal_output` (split into earlier deltas rather than cut by the
+budget), then `_meta.terminal_exit`. Without it the card shows a ```console transcript and the exit status.
+
+Must not: decide what a result view renders as (renderers.py), re-send terminal output already streamed, or
+put the model's megabytes in `rawOutput`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from registry_core import ToolResult
+from registry_core.content import content_text
+from registry_core.presentation import (
+    CallViewT,
+    GenericResultView,
+    ReadResultView,
+    ResultViewT,
+    SearchResultView,
+    TerminalCallView,
+    TerminalResultView,
+    WebResultView,
+)
+
+from .blocks import _bridge_meta
+from .budget import _fit
+from .paths import display_path, resolve_path
+from .renderers import _error_message, _result_card
+from .text import _console, _console_text, _fence, _one_line, _tail, _text_block, _truncate_middle
+from .wire import FINAL_TERMINAL_OUTPUT_CHARS, RAW_OUTPUT_TEXT_CHARS, Update, WireContext
+
+
+def tool_call_completed(
+    ctx: WireContext,
+    call_id: str,
+    tool_name: str,
+    arguments: Any,
+    call_view: CallViewT | None,
+    result: ToolResult,
+    result_view: ResultViewT | None,
+    *,
+    terminal_output_sent: bool = False,
+    note: str | None = None,
+) -> list[Update]:
+    """The final update(s) of a call: status completed/failed, content, locations, rawOutput, and for a
+    terminal card the `_meta.terminal_output` (only output not yet sent) + `terminal_exit`.
+    `note` is an extra line shown on the card (e.g. which remembered permission rule decided it)."""
+    is_terminal_call = isinstance(call_view, TerminalCallView)
+    view = result_view
+    # Orphan guard: a terminal result needs the terminal pending card it completes.
+    if isinstance(view, TerminalResultView) and not is_terminal_call:
+        view = None
+    if isinstance(call_view, TerminalCallView) and (
+        view is None or isinstance(view, (TerminalResultView, GenericResultView))
+    ):
+        return _terminal_completed(
+            ctx, call_id, tool_name, call_view, result, view, terminal_output_sent, note
+        )
+
+    update: Update = {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": call_id,
+        "status": "failed" if result.is_error else "completed",
+    }
+    card = _result_card(ctx, call_view, result, view, note)
+    if card.title is not None:
+        update["title"] = card.title
+    if card.kind is not None:
+        update["kind"] = card.kind
+    # Empty content would blank the card (content replaces): omit it and the pending content stays.
+    if card.content:
+        update["content"] = card.content
+    if card.locations:
+        update["locations"] = card.locations
+    update["rawOutput"] = _raw_output(result, view, ctx.cwd)
+    meta: dict[str, Any] = {"acpBridge": _bridge_meta(tool_name, note=note)}
+    if is_terminal_call and ctx.terminal_meta:
+        # A non-terminal result for a terminal card still has to close the display-only terminal.
+        meta["terminal_exit"] = {"terminal_id": call_id, "exit_code": None, "signal": None}
+    update["_meta"] = meta
+    return [_fit(update, ctx.max_update_bytes)]
+
+
+def _terminal_completed(
+    ctx: WireContext,
+    call_id: str,
+    tool_name: str,
+    call_view: TerminalCallView,
+    result: ToolResult,
+    view: TerminalResultView | GenericResultView | None,
+    terminal_output_sent: bool,
+    note: str | None,
+) -> list[Update]:
+    terminal = view if isinstance(view, TerminalResultView) else None
+    if terminal is not None and terminal.output is not None:
+        output = terminal.output
+    elif isinstance(view, GenericResultView) and view.content:
+        output = "\n".join(c.text for c in view.content)
+    else:
+        output = content_text(result.content)
+    exit_code = terminal.exit_code if terminal else None
+    signal = terminal.signal if terminal else None
+    full_output = terminal.full_output_path if terminal else None
+    error = _error_message(result)
+    if error is not None and error in output:
+        error = None  # the output already says it (e.g. the rejection text is the whole result)
+
+    final: Update = {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": call_id,
+        "status": "failed" if result.is_error else "completed",
+    }
+    if view is not None and view.title and _one_line(view.title)[0]:
+        final["title"] = _one_line(view.title)[0]
+    final["rawOutput"] = _raw_output(result, terminal, ctx.cwd)
+    bridge = _bridge_meta(tool_name, note=note)
+    updates: list[Update] = []
+
+    if ctx.terminal_meta:
+        # No content: it would replace (wipe) the terminal block. The card's extra lines (error, where
+        # the full output went, the note) go into the terminal itself, after the output.
+        data = "" if terminal_output_sent else _truncate_middle(output, FINAL_TERMINAL_OUTPUT_CHARS)
+        extras = [line for line in (error, _full_output_line(full_output, ctx), note) if line]
+        if extras:
+            # After streamed output the cursor position is unknown: start a fresh line to be safe.
+            at_line_start = data.endswith("\n") if data else not terminal_output_sent
+            data += ("" if at_line_start else "\r\n") + "\r\n".join(extras) + "\r\n"
+        # Output beyond one update's budget goes out as earlier deltas instead of being cut.
+        chunk = max(4096, ctx.max_update_bytes // 8)
+        while len(data) > chunk:
+            piece, data = data[:chunk], data[chunk:]
+            updates.append(
+                _fit(
+                    {
+                        "sessionUpdate": "tool_call_update",
+                        "toolCallId": call_id,
+                        "_meta": {"terminal_output": {"terminal_id": call_id, "data": piece}},
+                    },
+                    ctx.max_update_bytes,
+                )
+            )
+        meta: dict[str, Any] = {"acpBridge": bridge}
+        if data:
+            meta["terminal_output"] = {"terminal_id": call_id, "data": data}
+        meta["terminal_exit"] = {"terminal_id": call_id, "exit_code": exit_code, "signal": signal}
+        final["_meta"] = meta
+        updates.append(_fit(final, ctx.max_update_bytes))
+        return updates
+
+    content: list[dict[str, Any]] = []
+    if note and note.strip():
+        content.append(_text_block(note.strip()))
+    if error is not None:
+        content.append(_text_block(_fence(error)))
+    if call_view.description and call_view.description.strip():
+        content.append(_text_block(call_view.description.strip()))
+    content.append(_text_block(_console(call_view.title, _console_text(output))))
+    status_line = _exit_line(exit_code, signal)
+    if status_line:
+        content.append(_text_block(status_line))
+    full_line = _full_output_line(full_output, ctx)
+    if full_line:
+        content.append(_text_block(full_line))
+    final["content"] = content
+    final["_meta"] = {"acpBridge": bridge}
+    return [_fit(final, ctx.max_update_bytes)]
+
+
+def _raw_output(result: ToolResult, view: ResultViewT | None, cwd: str) -> dict[str, Any]:
+    """A bounded summary for clients that show rawOutput; never the megabytes the model saw."""
+    out: dict[str, Any] = {"isError": result.is_error}
+    if result.error is not None:
+        error: dict[str, Any] = {"message": _truncate_middle(result.error.message, 2_000)}
+        if result.error.code is not None:
+            error["code"] = result.error.code
+        out["error"] = error
+    if isinstance(view, TerminalResultView):
+        out["exitCode"] = view.exit_code
+        out["signal"] = view.signal
+        if view.full_output_path:
+            out["fullOutputPath"] = view.full_output_path
+        output = view.output if view.output is not None else content_text(result.content)
+        # The end of a command's output is where its verdict is.
+        out["output"] = _tail(output, RAW_OUTPUT_TEXT_CHARS)
+        return out
+    if isinstance(view, SearchResultView):
+        out["total"] = view.total
+        out["truncated"] = view.truncated
+    elif isinstance(view, ReadResultView):
+        out["path"] = resolve_path(view.path, cwd)
+        out["totalLines"] = view.total_lines
+    elif isinstance(view, WebResultView) and view.url:
+        out["url"] = view.url
+        out["statusCode"] = view.status_code
+    text = content_text(result.content)
+    if text:
+        out["text"] = _truncate_middle(text, RAW_OUTPUT_TEXT_CHARS)
+    return out
+
+
+def _exit_line(exit_code: int | None, signal: str | None) -> str | None:
+    if signal:
+        return f"Terminated by signal {signal}"
+    if exit_code not in (None, 0):
+        return f"Exited with code {exit_code}"
+    return None
+
+
+def _full_output_line(path: str | None, ctx: WireContext) -> str | None:
+    return f"Full output: {display_path(path, ctx.cwd)}" if path else None
