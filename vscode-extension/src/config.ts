@@ -2,6 +2,8 @@
  * Settings (`acp.*`) → the AgentSpec to launch. The built-in default agent is this project's bridge,
  * `<acp.pythonCommand> -m acp_bridge serve <acp.bridgeArgs…>`; `acp.agents` adds any other ACP agent.
  * `${workspaceFolder}` in a command, argument or env value is replaced by the first workspace folder.
+ * The built-in bridge also gets `--state-dir <historyDir>` (unless its arguments already choose one), so
+ * session history (`session/list` + `session/load`) works out of the box; other agents run as configured.
  */
 import * as vscode from "vscode";
 import type { AgentSpec } from "./acp/agentSpec";
@@ -37,7 +39,7 @@ export function permissionNotifications(): boolean {
   return vscode.workspace.getConfiguration(SECTION).get<boolean>("permissionNotifications", true);
 }
 
-export function resolveAgent(name: string, workspaceFolder: string | undefined): AgentSpec {
+export function resolveAgent(name: string, workspaceFolder: string | undefined, historyDir?: string): AgentSpec {
   const cfg = vscode.workspace.getConfiguration(SECTION);
   const sub = (s: string) => (workspaceFolder ? s.split("${workspaceFolder}").join(workspaceFolder) : s);
   const found = readAgents().find((a) => a.name === name);
@@ -51,8 +53,17 @@ export function resolveAgent(name: string, workspaceFolder: string | undefined):
     };
   }
   const python = cfg.get<string>("pythonCommand") || "python3";
-  const extra = cfg.get<string[]>("bridgeArgs") ?? [];
-  return { name: DEFAULT_AGENT, command: sub(python), args: ["-m", "acp_bridge", "serve", ...extra.map(sub)], cwd: workspaceFolder };
+  const extra = (cfg.get<string[]>("bridgeArgs") ?? []).map(sub);
+  const stateDir = historyDir && !choosesStateDir(extra) ? ["--state-dir", historyDir] : [];
+  return { name: DEFAULT_AGENT, command: sub(python), args: ["-m", "acp_bridge", "serve", ...extra, ...stateDir], cwd: workspaceFolder };
+}
+
+/** True if `serve` arguments already set --state-dir (also as `--state-dir=DIR` or an argparse abbreviation). */
+export function choosesStateDir(args: string[]): boolean {
+  return args.some((a) => {
+    const flag = a.split("=")[0]!;
+    return flag.startsWith("--s") && "--state-dir".startsWith(flag);
+  });
 }
 
 function readAgents(): AgentSpec[] {

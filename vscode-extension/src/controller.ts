@@ -3,6 +3,7 @@
  * webview, commands and notifications) into ACP calls and SessionEvents. It is the only place that
  * knows which connection and which session are current; a crash drops both and offers a restart.
  */
+import { mkdir } from "node:fs/promises";
 import * as os from "node:os";
 import * as vscode from "vscode";
 import type { SessionNotification } from "../shared/acp";
@@ -19,6 +20,8 @@ export interface ControllerDeps {
   terminals: TerminalManager;
   output: vscode.OutputChannel;
   version: string;
+  /** Where the built-in bridge keeps session logs (`--state-dir`); created on start. None: no history. */
+  historyDir?: string;
 }
 
 export class SessionController implements vscode.Disposable {
@@ -46,11 +49,12 @@ export class SessionController implements vscode.Disposable {
   }
 
   private async start(): Promise<AgentConnection> {
-    const spec = resolveAgent(selectedAgentName(), vscode.workspace.workspaceFolders?.[0]?.uri.fsPath);
-    const { store, output } = this.d;
+    const { store, output, historyDir } = this.d;
+    const spec = resolveAgent(selectedAgentName(), vscode.workspace.workspaceFolders?.[0]?.uri.fsPath, historyDir);
     store.dispatch({ type: "connection", status: "starting", agentName: spec.name });
     output.appendLine(`[acp] starting ${spec.name}: ${spec.command} ${spec.args.join(" ")}`);
     try {
+      if (historyDir && spec.args.includes(historyDir)) await mkdir(historyDir, { recursive: true });
       const conn = await AgentConnection.start(
         spec,
         {

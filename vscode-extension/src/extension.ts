@@ -26,7 +26,9 @@ export function activate(context: vscode.ExtensionContext): void {
   );
   const mirror = new TerminalMirror(store);
   const terminals = new TerminalManager(mirror);
-  const controller = new SessionController({ store, permissions, terminals, output, version });
+  // The built-in bridge logs sessions here, so History works without any setting.
+  const historyDir = vscode.Uri.joinPath(context.globalStorageUri, "sessions").fsPath;
+  const controller = new SessionController({ store, permissions, terminals, output, version, historyDir });
   const follow = new FollowAlong();
   const diffs = new DiffDocuments();
   const view = new AgentViewProvider(context.extensionUri, store, (m) => routeWebviewMessage(m, { controller, permissions, store, diffs }));
@@ -64,7 +66,7 @@ export function activate(context: vscode.ExtensionContext): void {
     command(COMMANDS.selectAgent, () => pickAgent(controller)),
     command(COMMANDS.pickMode, () => pickMode(controller, store)),
     command(COMMANDS.pickModel, () => pickModel(controller, store)),
-    command(COMMANDS.history, () => pickHistory(controller)),
+    command(COMMANDS.history, () => pickHistory(controller, store)),
     command(COMMANDS.showOutput, () => output.show(true)),
     command(COMMANDS.toggleFollow, () => store.dispatch({ type: "follow", enabled: !store.state.follow })),
     command(COMMANDS.focus, async () => {

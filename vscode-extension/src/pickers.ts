@@ -1,9 +1,10 @@
 /**
  * Quick picks for the session controls: agent, mode, model (a `category: "model"` config option) and
- * history (`session/list` + `session/load`). Each returns after acting, or quietly when dismissed.
+ * history (`session/list` + `session/load`: in the agent's order, each with its title, time and
+ * folder). Each returns after acting, or quietly when dismissed.
  */
 import * as vscode from "vscode";
-import type { SessionConfigOption } from "../shared/acp";
+import type { SessionConfigOption, SessionInfo } from "../shared/acp";
 import { configuredAgentNames, SECTION, selectedAgentName } from "./config";
 import type { SessionController } from "./controller";
 import type { SessionStore } from "./store";
@@ -47,14 +48,40 @@ export async function pickModel(controller: SessionController, store: SessionSto
   if (pick) await controller.setConfigOption(option.id, pick.value);
 }
 
-export async function pickHistory(controller: SessionController): Promise<void> {
+/** At most this many stored sessions are offered (session/list pages are followed until then). */
+const HISTORY_LIMIT = 200;
+
+export async function pickHistory(controller: SessionController, store: SessionStore): Promise<void> {
   const conn = await controller.connect();
   if (!conn.canListSessions || !conn.canLoadSession) {
     void vscode.window.showInformationMessage("This agent does not offer session history.");
     return;
   }
-  const { sessions } = await conn.listSessions(controller.cwd);
-  const items = sessions.map((s) => ({ label: s.title ?? s.sessionId, description: s.updatedAt ?? undefined, detail: s.cwd, session: s }));
-  const pick = await vscode.window.showQuickPick(items, { title: "ACP: Open Session from History" });
+  const sessions: SessionInfo[] = [];
+  let cursor: string | undefined;
+  for (let pages = 0; pages < 20 && sessions.length < HISTORY_LIMIT; pages++) {
+    const page = await conn.listSessions(controller.cwd, cursor);
+    sessions.push(...page.sessions);
+    cursor = page.nextCursor ?? undefined;
+    if (!cursor) break;
+  }
+  if (sessions.length === 0) {
+    void vscode.window.showInformationMessage("No stored sessions for this folder yet.");
+    return;
+  }
+  const current = store.state.sessionId;
+  const items = sessions.slice(0, HISTORY_LIMIT).map((s) => ({
+    label: s.title || "Untitled session",
+    description: [s.sessionId === current ? "current" : "", localTime(s.updatedAt)].filter(Boolean).join(" · "),
+    detail: s.cwd,
+    session: s,
+  }));
+  const pick = await vscode.window.showQuickPick(items, { title: "ACP: Open Session from History", matchOnDetail: true });
   if (pick) await controller.loadSession(pick.session.sessionId, pick.session.cwd);
+}
+
+function localTime(iso: string | null | undefined): string {
+  if (!iso) return "";
+  const t = new Date(iso);
+  return Number.isNaN(t.getTime()) ? iso : t.toLocaleString();
 }

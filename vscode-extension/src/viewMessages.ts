@@ -39,7 +39,7 @@ export function routeWebviewMessage(m: WebviewToHost, r: Routes): void {
     case "newSession":
       return run(r.controller.newSession());
     case "history":
-      return run(pickHistory(r.controller));
+      return run(pickHistory(r.controller, r.store));
     case "restart":
       return run(r.controller.restart());
     case "setMode":

@@ -17,7 +17,7 @@ export function renderHeader(el: HTMLElement, s: SessionState): void {
     h("span", { class: "conn-status", role: "status" }, label),
     h("span", { class: "spacer" }),
     h("button", { class: "icon-btn", id: "follow-toggle", "aria-pressed": String(s.follow), title: "Follow the agent in the editor", onclick: () => send({ type: "toggleFollow" }) }, s.follow ? "Following" : "Follow"),
-    s.canLoadSessions ? h("button", { class: "icon-btn", title: "Open a session from history", onclick: () => send({ type: "history" }) }, "History") : null,
+    s.canLoadSessions ? h("button", { class: "icon-btn", id: "history", title: "Open a session from history", onclick: () => send({ type: "history" }) }, "History") : null,
     h("button", { class: "icon-btn", id: "new-session", title: "Start a new session", onclick: () => send({ type: "newSession" }) }, "New"),
   );
   const pickers = h("div", { class: "header-row pickers" });

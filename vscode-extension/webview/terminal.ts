@@ -4,6 +4,7 @@
  */
 import { parseAnsi } from "../shared/ansi";
 import type { TerminalView } from "../shared/state";
+import { exitBadge } from "../shared/terminalText";
 import { h } from "./dom";
 
 export function terminalBlock(terminalId: string, term: TerminalView | undefined): HTMLElement {
@@ -40,17 +41,14 @@ export function fillTerminal(el: HTMLElement, term: TerminalView | undefined): v
     span.className = cls.join(" ");
     pre.append(span);
   }
-  const head = h("div", { class: "term-head" }, h("span", { class: "term-cmd", title: term?.command }, term?.command ? `$ ${term.command}` : "Terminal"), exitBadge(term));
+  const head = h("div", { class: "term-head" }, h("span", { class: "term-cmd", title: term?.command }, term?.command ? `$ ${term.command}` : "Terminal"), badge(term));
   el.replaceChildren(head, pre);
   if (pinned) pre.scrollTop = pre.scrollHeight;
 }
 
-function exitBadge(term: TerminalView | undefined): HTMLElement {
-  if (!term?.exit) return h("span", { class: "exit-badge running" }, "running");
-  const { exitCode, signal } = term.exit;
-  if (signal) return h("span", { class: "exit-badge bad", title: "Exit status" }, `killed: ${signal}`);
-  if (exitCode === null) return h("span", { class: "exit-badge stopped", title: "Exit status" }, "stopped");
-  return h("span", { class: `exit-badge ${exitCode === 0 ? "ok" : "bad"}`, title: "Exit status" }, `exit ${exitCode}`);
+function badge(term: TerminalView | undefined): HTMLElement {
+  const { text, tone } = exitBadge(term?.exit);
+  return h("span", { class: `exit-badge ${tone}`, title: term?.exit ? "Exit status" : undefined }, text);
 }
 
 function formatCount(n: number): string {

@@ -5,53 +5,24 @@
  * thread stall, DOM size and how fast the view answers a click afterwards.
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Browser, Page } from "playwright-core";
-import { webviewHtml } from "../../src/webviewHtml";
-import { emptyState } from "../../shared/state";
-import { EXT_DIR, launch, shot } from "./browser";
+import { launch, shot } from "./browser";
+import { openWebview, type WebviewPage } from "./webviewPage";
 
 let browser: Browser;
+let view: WebviewPage;
 let page: Page;
-const server = createServer((req, res) => {
-  const file = req.url === "/webview.js" ? "webview.js" : req.url === "/webview.css" ? "webview.css" : undefined;
-  if (!file) {
-    res.writeHead(404).end();
-    return;
-  }
-  res.writeHead(200, { "content-type": file.endsWith(".js") ? "text/javascript" : "text/css" });
-  res.end(readFileSync(join(EXT_DIR, "dist", file)));
-});
-const cspErrors: string[] = [];
 
 before(async () => {
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const nonce = "perfNonce123";
-  // The stub stands in for VS Code's acquireVsCodeApi; it gets the page's nonce like any script would.
-  const stub = `<script nonce="${nonce}">window.__sent=[];window.acquireVsCodeApi=()=>({postMessage:(m)=>window.__sent.push(m),getState:()=>undefined,setState:()=>{}});</script>`;
-  const html = webviewHtml({ cspSource: origin, scriptUri: `${origin}/webview.js`, styleUri: `${origin}/webview.css` }, nonce).replace("<script nonce", `${stub}<script nonce`);
-  server.on("request", () => undefined);
   browser = await launch();
-  page = await browser.newPage({ viewport: { width: 420, height: 900 } });
-  page.on("console", (m) => {
-    if (/Content Security Policy|Refused to/.test(m.text())) cspErrors.push(m.text());
-  });
-  await page.route(`${origin}/`, (route) => route.fulfill({ contentType: "text/html", body: html }));
-  await page.goto(`${origin}/`);
-  await page.waitForFunction(() => (window as unknown as { __sent: Array<{ type: string }> }).__sent.some((m) => m.type === "ready"));
-  const state = emptyState("load-test");
-  Object.assign(state, { sessionId: "s", cwd: "/ws", connection: { status: "ready", agentName: "load-test" } });
-  await page.evaluate((s) => window.postMessage({ type: "snapshot", state: s }, "*"), state);
+  view = await openWebview(browser, "load-test");
+  page = view.page;
 });
 
 after(async () => {
+  await view?.close();
   await browser?.close();
-  server.close();
 });
 
 /** Runs in the page: streams events like the host does, while a probe measures main-thread stalls. */
@@ -127,6 +98,6 @@ describe("Agent webview under load", () => {
     assert.ok(clickMs >= 0 && clickMs < 250, `a click answers in ${clickMs} ms`);
     assert.ok(result.maxGapMs < 1000, `longest main-thread stall ${result.maxGapMs} ms`);
     assert.ok(perf.p95 < 500, `p95 update→render ${perf.p95} ms`);
-    assert.deepEqual(cspErrors, []);
+    assert.deepEqual(view.cspErrors, []);
   });
 });

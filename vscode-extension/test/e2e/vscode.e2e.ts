@@ -4,13 +4,15 @@
  * (test/fixtures/scenario.json): read notes.txt, edit it (approved in the card), run a command
  * (approved in the notification). Asserts card states and contents in the webview, the file on disk,
  * follow-along (editor on notes.txt at the edited line) and the diff editor; reports update → card
- * latency. Screenshots: artifacts/shots/e2e-*.png.
+ * latency; then reopens that session from History (session/list + session/load on the session logs the
+ * extension keeps for the built-in bridge) and checks the same cards come back. Screenshots:
+ * artifacts/shots/e2e-*.png.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
-import type { Browser, Page } from "playwright-core";
+import type { Browser, FrameLocator, Page } from "playwright-core";
 import { splitCommandLine } from "../../src/acp/agentSpec";
 import { ARTIFACTS, EXT_DIR, launch, shot } from "./browser";
 import { CodeServer } from "./codeServer";
@@ -21,16 +23,34 @@ const WS = join(ARTIFACTS, "e2e", "ws");
 const SCRIPT = join(EXT_DIR, "test", "fixtures", "scenario.json");
 const NOTES = "alpha\nbeta\ngamma\n";
 
-/** Settings that point the extension at the bridge: ACP_BRIDGE_CMD as a custom agent, else the built-in default. */
+/** Where the extension keeps the built-in bridge's session logs (its globalStorage), so History works. */
+const HISTORY_DIR = join(ARTIFACTS, "e2e", "cs", "user", "User", "globalStorage", "acp-bridge.acp-bridge-vscode", "sessions");
+
+/**
+ * Settings that point the extension at the bridge: ACP_BRIDGE_CMD as a custom agent (which runs exactly
+ * as configured, so it is given its own --state-dir), else the built-in default (no history setting:
+ * the extension adds --state-dir itself).
+ */
 function bridgeSettings(): Record<string, unknown> {
   const model = ["--model", `scripted:${SCRIPT}`];
   const trace = { "acp.trace": true };
   const cmd = process.env.ACP_BRIDGE_CMD;
   if (cmd) {
     const [command, ...args] = splitCommandLine(cmd);
-    return { ...trace, "acp.agents": [{ name: "acp-bridge-e2e", command, args: [...args, "serve", ...model] }], "acp.agent": "acp-bridge-e2e" };
+    const state = ["--state-dir", join(ARTIFACTS, "e2e", "state")];
+    return { ...trace, "acp.agents": [{ name: "acp-bridge-e2e", command, args: [...args, "serve", ...model, ...state] }], "acp.agent": "acp-bridge-e2e" };
   }
   return { ...trace, "acp.pythonCommand": join(REPO, ".venv", "bin", "python"), "acp.bridgeArgs": model };
+}
+
+/** What each card in the view shows (the answered approval aside: a replay asks nothing). */
+async function cardFingerprint(view: FrameLocator): Promise<string[]> {
+  return view.locator("article.card").evaluateAll((cards) =>
+    cards.map((card) => {
+      const texts = (sel: string) => Array.from(card.querySelectorAll(sel), (e) => (e.textContent ?? "").trim()).join("|");
+      return [card.id, card.className, texts(".card-title"), texts(".status-badge"), texts(".card-locations"), texts(".exit-badge"), texts(".diff-line")].join(" · ");
+    }),
+  );
 }
 
 const server = new CodeServer();
@@ -148,9 +168,46 @@ describe("Agent view in code-server against the real bridge", () => {
     await view.locator("#cancel").click();
     await view.locator(".conn-status", { hasText: "ready" }).waitFor({ timeout: 10_000 });
     await page.screenshot({ path: shot("e2e-06-cancelled") });
-    assert.doesNotMatch((await slow.getAttribute("class")) ?? "", /status-(completed|in_progress|pending)/);
+    // The bridge's final update (failed, with _meta.terminal_exit) wins over the local `cancelled`.
+    assert.match((await slow.getAttribute("class")) ?? "", /\bstatus-failed\b/);
     assert.doesNotMatch((await slow.locator(".term-out").textContent()) ?? "", /finished/);
-    assert.doesNotMatch(((await slow.locator(".exit-badge").textContent()) ?? "").trim(), /^(exit 0|running)$/);
+    assert.match(((await slow.locator(".exit-badge").textContent()) ?? "").trim(), /^(killed: SIG[A-Z0-9]+|stopped)$/);
     assert.equal(await view.locator("#cancel").isHidden(), true);
+  });
+
+  it("reopens the first session from History: the same cards come back", async () => {
+    const view = agentView(page);
+    const live = await cardFingerprint(view);
+    assert.equal(live.length, 5, live.join("\n"));
+    const prompts = await view.locator(".msg-user").allTextContents();
+
+    await view.locator("#new-session").click();
+    await view.locator("article.card").first().waitFor({ state: "detached", timeout: 15_000 });
+    await view.locator(".conn-status", { hasText: "ready" }).waitFor({ timeout: 10_000 });
+    if (!process.env.ACP_BRIDGE_CMD) {
+      // The built-in bridge got --state-dir in the extension's globalStorage without any setting.
+      assert.ok(existsSync(HISTORY_DIR) && readdirSync(HISTORY_DIR).length >= 1, `session logs in ${HISTORY_DIR}`);
+    }
+
+    await view.locator("#history").click();
+    const item = page.locator(".quick-input-widget .quick-input-list .monaco-list-row", { hasText: "Capitalise beta in notes.txt" }).first();
+    await item.waitFor({ timeout: 15_000 });
+    assert.ok(((await item.textContent()) ?? "").includes(WS), "the picker shows the session's folder");
+    await page.screenshot({ path: shot("e2e-07-history-picker") });
+    await item.click();
+
+    await view.locator("#card-call_slow").waitFor({ timeout: 30_000 });
+    // The replay streams in: wait until every card has come back as it was.
+    let loaded: string[] = [];
+    const end = Date.now() + 15_000;
+    while (Date.now() < end && JSON.stringify((loaded = await cardFingerprint(view))) !== JSON.stringify(live)) await page.waitForTimeout(200);
+    await page.screenshot({ path: shot("e2e-08-history-loaded") });
+    assert.deepEqual(loaded, live);
+    assert.deepEqual(await view.locator(".msg-user").allTextContents(), prompts);
+    await view.locator(".msg-agent", { hasText: "All done" }).waitFor({ timeout: 5000 });
+    const bash = view.locator("#card-call_bash");
+    assert.equal(((await bash.locator(".term-out .ansi-fg-green").first().textContent()) ?? "").trim(), "checked");
+    assert.deepEqual(await view.locator("#card-call_edit .diff-line.add").allTextContents(), ["+BETA"]);
+    assert.equal(await view.locator("#plan .plan-entry").count(), 3);
   });
 });

@@ -30,6 +30,11 @@ export function bridgeSpec(script: string, cwd: string): AgentSpec {
   return { name: "acp-bridge", command, args: [...args, "serve", "--model", `scripted:${join(FIXTURES, script)}`], cwd };
 }
 
+/** The same agent keeping its session logs in `dir` (what the extension passes for the built-in bridge). */
+export function withStateDir(spec: AgentSpec, dir: string): AgentSpec {
+  return { ...spec, args: [...spec.args, "--state-dir", dir] };
+}
+
 export function workspace(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), "acp-ws-"));
   for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
@@ -40,13 +45,15 @@ export interface Harness {
   conn: AgentConnection;
   store: SessionStore;
   permissions: PermissionBroker;
+  /** The session this harness works on: a new one from connect(), else set by the test. */
   sessionId: string;
   writes: string[];
   stderr: () => string;
   close(): Promise<void>;
 }
 
-export async function connect(spec: AgentSpec, cwd: string): Promise<Harness> {
+/** A client connection to the agent with a fresh store, and no session yet (sessionId is ""). */
+export async function open(spec: AgentSpec): Promise<Harness> {
   const store = new SessionStore(spec.name);
   const permissions = new PermissionBroker(store, undefined);
   const terminals = new TerminalManager({
@@ -70,13 +77,11 @@ export async function connect(spec: AgentSpec, cwd: string): Promise<Harness> {
     },
     { clientName: "acp-bridge-vscode-test", clientVersion: "0", onStderr: (t) => (stderr += t) },
   );
-  const { sessionId } = await conn.newSession(cwd);
-  store.dispatch({ type: "sessionStarted", sessionId, cwd });
   return {
     conn,
     store,
     permissions,
-    sessionId,
+    sessionId: "",
     writes,
     stderr: () => stderr,
     close: async () => {
@@ -84,6 +89,15 @@ export async function connect(spec: AgentSpec, cwd: string): Promise<Harness> {
       await conn.dispose();
     },
   };
+}
+
+/** open() plus a new session in `cwd`, as the extension starts one. */
+export async function connect(spec: AgentSpec, cwd: string): Promise<Harness> {
+  const h = await open(spec);
+  const { sessionId } = await h.conn.newSession(cwd);
+  h.sessionId = sessionId;
+  h.store.dispatch({ type: "sessionStarted", sessionId, cwd });
+  return h;
 }
 
 /** Resolves when `check` passes against the store, polling every 20 ms. */

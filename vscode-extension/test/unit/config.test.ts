@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import * as vscode from "vscode";
 import { splitCommandLine } from "../../src/acp/agentSpec";
-import { configuredAgentNames, resolveAgent } from "../../src/config";
+import { choosesStateDir, configuredAgentNames, resolveAgent } from "../../src/config";
 
 vi.mock("vscode", async () => (await import("jest-mock-vscode")).createVSCodeMock(vi));
 
@@ -24,6 +24,29 @@ describe("agent settings", () => {
     settings({ agents: [{ name: "other", command: "${workspaceFolder}/bin/agent", args: ["--acp"], env: { KEY: "v" } }, { name: 3 }] });
     expect(resolveAgent("other", "/ws")).toEqual({ name: "other", command: "/ws/bin/agent", args: ["--acp"], env: { KEY: "v" }, cwd: "/ws" });
     expect(configuredAgentNames()).toEqual(["acp-bridge", "other"]);
+  });
+
+  it("keeps the built-in bridge's sessions in the history dir, so session/list and session/load work", () => {
+    settings({ pythonCommand: "py", bridgeArgs: ["--model", "scripted"] });
+    expect(resolveAgent("acp-bridge", "/ws", "/storage/sessions").args).toEqual(["-m", "acp_bridge", "serve", "--model", "scripted", "--state-dir", "/storage/sessions"]);
+  });
+
+  it("leaves a --state-dir the user chose alone", () => {
+    for (const chosen of [["--state-dir", "${workspaceFolder}/.acp"], ["--state-dir=/mine"], ["--state", "/mine"]]) {
+      settings({ bridgeArgs: chosen });
+      const args = resolveAgent("acp-bridge", "/ws", "/storage/sessions").args;
+      expect(args).not.toContain("/storage/sessions");
+      expect(args.filter((a) => a.startsWith("--s"))).toHaveLength(1);
+    }
+    expect(choosesStateDir(["--model", "scripted:/s.json", "--log-level", "debug"])).toBe(false);
+    expect(choosesStateDir(["--", "--max-steps", "3"])).toBe(false);
+  });
+
+  it("never adds --state-dir to other agents", () => {
+    settings({ agents: [{ name: "other", command: "agent", args: ["--acp"] }, { name: "acp-bridge", command: "my-bridge", args: ["serve"] }] });
+    expect(resolveAgent("other", "/ws", "/storage/sessions").args).toEqual(["--acp"]);
+    // An `acp.agents` entry named like the built-in one is a custom agent: it runs exactly as configured.
+    expect(resolveAgent("acp-bridge", "/ws", "/storage/sessions").args).toEqual(["serve"]);
   });
 
   it("splits a command line with quotes", () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { applyEvent, cardTerminalIds } from "../../shared/reducer";
 import { TERMINAL_KEEP_CHARS } from "../../shared/state";
+import { exitBadge } from "../../shared/terminalText";
 import { stateAfter, toolCall, toolUpdate, update } from "./helpers";
 
 const text = (t: string) => ({ type: "text" as const, text: t });
@@ -167,6 +168,57 @@ describe("session reducer: permissions and cancel", () => {
   it("a turn ending cancelled marks leftovers cancelled", () => {
     const s = stateAfter(toolCall("b"), { type: "turnEnded", stopReason: "cancelled" });
     expect(s.cards.b!.status).toBe("cancelled");
+  });
+
+  describe("a cancelled bash card", () => {
+    const bash = toolCall("sh", { kind: "execute", status: "in_progress", content: [{ type: "terminal", terminalId: "sh" }], _meta: { terminal_info: { terminal_id: "sh" } } });
+    const killed = (exit: Record<string, unknown>) => toolUpdate("sh", { status: "failed", _meta: { terminal_exit: { terminal_id: "sh", ...exit } } });
+    const ended = { type: "turnEnded", stopReason: "cancelled" } as const;
+
+    it("records the signal of terminal_exit and stays failed, whether it comes before or after the local cancel", () => {
+      for (const events of [
+        [bash, { type: "turnCancelled" } as const, killed({ exit_code: null, signal: "SIGTERM" }), ended],
+        [bash, killed({ exit_code: null, signal: "SIGTERM" }), { type: "turnCancelled" } as const, ended],
+      ]) {
+        const s = stateAfter(...events);
+        expect(s.cards.sh!.status).toBe("failed");
+        expect(s.terminals.sh!.exit).toEqual({ exitCode: null, signal: "SIGTERM" });
+        expect(exitBadge(s.terminals.sh!.exit)).toEqual({ text: "killed: SIGTERM", tone: "bad" });
+      }
+    });
+
+    it("a signal wins over an exit code in the badge", () => {
+      const s = stateAfter(bash, killed({ exit_code: 143, signal: "SIGKILL" }));
+      expect(s.terminals.sh!.exit).toEqual({ exitCode: 143, signal: "SIGKILL" });
+      expect(exitBadge(s.terminals.sh!.exit).text).toBe("killed: SIGKILL");
+    });
+
+    it("an exit with neither code nor signal (or a missing one) shows stopped, and the card stays failed", () => {
+      for (const exit of [{ exit_code: null, signal: null }, {}]) {
+        const s = stateAfter(bash, { type: "turnCancelled" }, killed(exit), ended);
+        expect(s.cards.sh!.status).toBe("failed");
+        expect(s.terminals.sh!.exit).toEqual({ exitCode: null, signal: null });
+        expect(exitBadge(s.terminals.sh!.exit)).toEqual({ text: "stopped", tone: "stopped" });
+      }
+    });
+
+    it("without terminal_exit the terminal is still running and the card is marked cancelled", () => {
+      const s = stateAfter(bash, { type: "turnCancelled" });
+      expect(s.cards.sh!.status).toBe("cancelled");
+      expect(exitBadge(s.terminals.sh!.exit)).toEqual({ text: "running", tone: "running" });
+    });
+  });
+});
+
+describe("exit badge", () => {
+  it("says exit N for a code, green only for 0", () => {
+    expect(exitBadge({ exitCode: 0, signal: null })).toEqual({ text: "exit 0", tone: "ok" });
+    expect(exitBadge({ exitCode: 2, signal: null })).toEqual({ text: "exit 2", tone: "bad" });
+  });
+
+  it("says killed: SIGNAL for ACP terminal/* exits by signal too", () => {
+    const s = stateAfter({ type: "terminalStarted", terminalId: "term-1", command: "sleep 9" }, { type: "terminalExited", terminalId: "term-1", exitCode: null, signal: "SIGTERM" });
+    expect(exitBadge(s.terminals["term-1"]!.exit)).toEqual({ text: "killed: SIGTERM", tone: "bad" });
   });
 });
 
