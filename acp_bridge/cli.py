@@ -56,6 +56,14 @@ def add_core_arguments(parser: argparse.ArgumentParser) -> None:
         help="model responses per prompt before it stops with max_turn_requests "
         f"(default {DEFAULT_MAX_STEPS})",
     )
+    model.add_argument(
+        "--context-window",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the model's context window in tokens; when given, each step's token usage is reported to "
+        "the editor as a usage_update (default: unknown, nothing reported)",
+    )
     policy = parser.add_argument_group("permission policy")
     policy.add_argument(
         "--mode",
@@ -164,6 +172,8 @@ def core_setup(args: argparse.Namespace) -> CoreSetup:
     configure_logging(args.log_level, args.log_file)
     if args.max_steps < 1:
         raise SystemExit("acp-bridge: --max-steps must be at least 1")
+    if args.context_window is not None and args.context_window < 1:
+        raise SystemExit("acp-bridge: --context-window must be at least 1")
     policy = PolicyConfig(
         mode=MODES[args.mode].id,
         allow_tools=frozenset(args.allow_tool),
@@ -173,7 +183,7 @@ def core_setup(args: argparse.Namespace) -> CoreSetup:
     return CoreSetup(
         backend=load_model(args.model, args.base_url),
         tools=load_tools(args.extra_tools),
-        config=CoreConfig(max_steps=args.max_steps, policy=policy),
+        config=CoreConfig(max_steps=args.max_steps, policy=policy, context_window=args.context_window),
         store=SessionStore(args.state_dir) if args.state_dir else None,
     )
 

@@ -3,8 +3,10 @@
 When the client offers `fs/read_text_file`, reads see the editor's unsaved buffers; when it offers
 `fs/write_text_file`, writes go through the editor, so it can show and review them as its own changes
 (Zed's Review Changes). Whatever the client lacks falls back to the disk: a read the client cannot serve
-(not open, not found, any client error) returns None so the tool reads the file itself; a write without
-the capability goes to disk through the presenters' own disk rules.
+(not open, not found, any client error) returns None so the tool reads the file itself; without the write
+capability `writes_text` is False, so the tools write to disk themselves, with the document they read
+(encoding, BOM, mode and the stale-file check); `write_text` itself, for any other caller, then writes
+through the presenters' `DiskFileAccess`.
 
 Must not: decide policy (the permission gate already ran), or swallow a failed editor write (the tool
 reports it, with the client's reason).
@@ -31,7 +33,9 @@ class ClientFiles:
         self._session_id = session_id
         caps = channel.capabilities
         self.reads_via_client = caps.fs_read
-        self.writes_via_client = caps.fs_write
+        # Read by the presenters (`fs_access.host_writes`): without the editor's write method the tools
+        # write to disk themselves, with the document they read (encoding, BOM, mode, staleness check).
+        self.writes_text = caps.fs_write
 
     async def read_text(self, path: str) -> str | None:
         """The editor's text of `path` (unsaved edits included), or None to read the disk instead."""
@@ -47,7 +51,7 @@ class ClientFiles:
         """Write `content` to `path` through the editor, or to disk (with the disk rules of the built-in
         file tools: encoding, BOM, mode, atomic replace) without the capability. Raises ToolError (the
         editor refused, with its reason, or the disk path's errors)."""
-        if self.writes_via_client:
+        if self.writes_text:
             try:
                 await self._channel.write_text_file(self._session_id, path, content)
             except RemoteError as exc:

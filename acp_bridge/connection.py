@@ -1,20 +1,23 @@
 """The ACP face: agent methods over newline-delimited JSON-RPC on stdio, onto the session core.
 
 `AcpAgent` is the method table (initialize, authenticate, session/new, session/prompt, session/cancel,
-session/set_mode, session/set_config_option, and session/load + session/list when a store is configured);
-it checks params, calls the `SessionManager`, and shapes ACP results. `AcpChannel` is the core's
-`ClientChannel` over the same JSON-RPC peer (session/update, session/request_permission, fs/*).
+session/close, session/set_mode, session/set_config_option, and session/load + session/list when a store
+is configured); it checks params, calls the `SessionManager`, and shapes ACP results. `AcpChannel` is the
+core's `ClientChannel` over the same JSON-RPC peer (session/update, session/request_permission, fs/*).
 `serve_stdio` claims the process's stdio: the protocol moves to private descriptors, fd 0 becomes
 /dev/null and fd 1 becomes stderr, so neither a stray `print` nor a tool's child process can corrupt or
-steal protocol frames. On stdin EOF it cancels everything, waits for it to stop and returns.
+steal protocol frames. On stdin EOF, SIGTERM or SIGHUP it cancels everything (tools' process groups
+included), waits for it to stop and returns 0.
 
 Must not: run tools, talk to models or build card shapes (that is turn.py and mapping.py).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
+import signal
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -139,6 +142,7 @@ class AcpAgent:
             "session/prompt": self.prompt,
             "session/set_mode": self.set_mode,
             "session/set_config_option": self.set_config_option,
+            "session/close": self.close_session,
         }
         if store is not None:
             self.requests["session/load"] = self.load_session
@@ -167,7 +171,7 @@ class AcpAgent:
                 "loadSession": self.store is not None,
                 "promptCapabilities": {"image": False, "audio": False, "embeddedContext": False},
                 "mcpCapabilities": {"http": False, "sse": False},
-                "sessionCapabilities": {"list": {}} if self.store is not None else {},
+                "sessionCapabilities": {"close": {}, **({"list": {}} if self.store is not None else {})},
             },
             "authMethods": [],
             "agentInfo": AGENT_INFO,
@@ -255,6 +259,13 @@ class AcpAgent:
         session.set_mode(value)
         return {"configOptions": _config_options(session)}
 
+    async def close_session(self, raw: object, _id: object) -> dict[str, Any]:
+        params = _params(raw)
+        # Answers after the running prompt (if any) has stopped or been abandoned, so a client that waits
+        # for this answer gets no further work from the session.
+        await self.manager.close(params.get("sessionId"))
+        return {}
+
     async def cancel(self, raw: object) -> None:
         params = _params(raw)
         self.manager.cancel(params.get("sessionId"))
@@ -287,7 +298,9 @@ async def serve_stdio(
     store: SessionStore | None = None,
     max_line: int | None = None,
 ) -> int:
-    """Serve ACP on this process's stdio until stdin closes. Returns the exit status (0)."""
+    """Serve ACP on this process's stdio until stdin closes, SIGTERM or SIGHUP. Returns the exit status:
+    0 in every case, since a signal is how editors and supervisors ask us to stop, and the shutdown
+    (cancel everything, stop every tool's process group) is the same clean one as on EOF."""
     in_fd, out_fd = claim_stdio()
     channel = AcpChannel()
     manager = make_manager(channel)
@@ -298,10 +311,17 @@ async def serve_stdio(
     agent = AcpAgent(channel, manager, store)
     peer = JsonRpcPeer(reader, writer, agent.requests, agent.notifications)
     channel.bind(peer)
+    loop = asyncio.get_running_loop()
+    for signum in _STOP_SIGNALS:
+        # Dying of the signal's default action would orphan the tools' process groups (they are
+        # sessions of their own): stop reading instead, so the shutdown below runs as on EOF.
+        loop.add_signal_handler(signum, _stop_on_signal, reader, signum)
     try:
         await peer.run()
-        log.info("stdin closed; shutting down")
+        log.info("input ended; shutting down")
     finally:
+        for signum in _STOP_SIGNALS:
+            loop.remove_signal_handler(signum)
         await manager.shutdown()
         # Bounded at every stage: an editor closing our stdin must see us gone within 2 s.
         await peer.wait_handlers(0.2)
@@ -313,6 +333,14 @@ async def serve_stdio(
         except OSError:
             pass
     return 0
+
+
+_STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+def _stop_on_signal(reader: LineReader, signum: int) -> None:
+    log.info("%s received; shutting down", signal.Signals(signum).name)
+    reader.stop()
 
 
 # The LSP face imported the earlier private name; kept so both spellings work.

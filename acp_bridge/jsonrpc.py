@@ -10,7 +10,8 @@ What it does: reads lines of up to `max_line` bytes (default 64 MiB; longer ones
 error), answers -32700 for unparsable JSON and -32600 for batches, non-objects and malformed envelopes (all
 with `id: null` unless an id could be read), runs each incoming request and notification as its own task
 (so a long `session/prompt` never blocks `session/cancel`), and correlates responses to our own requests.
-One `FrameWriter` owns the output fd: frames leave in the order `send` was called.
+One `FrameWriter` owns the output fd: frames leave in the order `send` (or `send_bytes`, for a face that
+frames its own bytes) was called.
 
 Must not: know any ACP method or session semantics; print; write anything but frames to the output fd.
 """
@@ -136,7 +137,13 @@ class FrameWriter:
     def send(self, message: Mapping[str, Any]) -> None:
         if self.closed:
             return
-        data = _dumps(message)
+        self.send_bytes(_dumps(message))
+
+    def send_bytes(self, data: bytes) -> None:
+        """Queue one already-encoded frame, for a face with its own framing (LSP's Content-Length
+        headers). It leaves in call order with every other frame; dropped once the output is closed."""
+        if self.closed or not data:
+            return
         if self._transport is None:
             self._write_sync(data)
             return
@@ -186,13 +193,18 @@ class FrameWriter:
                 self._flush()
             await self._protocol.wait_writable()
 
-    async def aclose(self, within: float = 1.0) -> None:
-        """Stop accepting frames, then wait (at most `within` s) until what is queued has been written."""
+    def close(self) -> None:
+        """Stop accepting frames; the output closes once what is queued has been written (no waiting)."""
         self._flush()
         self._closed = True
-        if self._transport is None or self._protocol is None:
+        if self._transport is not None:
+            self._transport.close()
+
+    async def aclose(self, within: float = 1.0) -> None:
+        """`close`, then wait (at most `within` s) until what is queued has been written."""
+        self.close()
+        if self._protocol is None:
             return
-        self._transport.close()
         try:
             await asyncio.wait_for(self._protocol.lost.wait(), within)
         except TimeoutError:
@@ -208,10 +220,12 @@ class LineReader:
         self._fd = fd
         self._max = max_line
         self._reader: asyncio.StreamReader | None = None
+        self._transport: asyncio.ReadTransport | None = None
         self._buffer = bytearray()
         self._discarding = False
         self._eof = False
         self._pending: list[bytes] = []
+        self._stopped = False
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
@@ -219,13 +233,26 @@ class LineReader:
         # Wrapping an already-open fd never blocks; the transport owns the wrapper from here.
         pipe = open(self._fd, "rb", buffering=0, closefd=False)  # noqa: SIM115, ASYNC230
         try:
-            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe)
+            transport, _ = await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe
+            )
         except ValueError:
             # A regular file as input: read it in a worker thread instead.
             pipe.close()
             self._reader = None
             return
         self._reader = reader
+        self._transport = transport
+
+    def stop(self) -> None:
+        """End reading as at EOF (e.g. on SIGTERM): `next_line` returns None from now on, a pending call
+        included; frames read but not yet returned are dropped. (Only the pipe read can be waiting
+        indefinitely; a regular file's read in the worker thread returns at once.)"""
+        self._stopped = True
+        self._pending.clear()
+        if self._transport is not None:
+            # Closing (not just feeding EOF) so data arriving later is never fed to the ended reader.
+            self._transport.close()
 
     async def _read_chunk(self) -> bytes:
         if self._reader is not None:
@@ -233,8 +260,11 @@ class LineReader:
         return await asyncio.to_thread(os.read, self._fd, _READ_CHUNK)
 
     async def next_line(self) -> bytes | None:
-        """The next frame without its newline (`TOO_LONG` for an oversized one), or None at EOF."""
+        """The next frame without its newline (`TOO_LONG` for an oversized one), or None at EOF (or
+        after `stop`)."""
         while True:
+            if self._stopped:
+                return None
             if self._pending:
                 return self._pending.pop(0)
             if self._eof:

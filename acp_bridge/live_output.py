@@ -7,6 +7,8 @@ flood the client, and re-sending the whole output on every chunk is quadratic. S
   into frames of at most 64 Ki characters, so no frame is ever truncated by the update size cap;
 - without it, content replaces the card's content, so each frame carries a bounded *tail* of the output
   (the last 200 lines, 16 KiB at most), at most one frame per 100 ms;
+- either way the last lines are kept (`tail()`), so the card of a call stopped before it could describe
+  its end (cancelled) still shows what it printed;
 - when the client reads slower than the tool writes (the channel's backlog is over 4 MiB), output
   accumulates here instead; past 32 MiB unsent, the oldest unsent output is dropped with a visible marker.
   So a slow editor bounds our memory and never the tool.
@@ -65,8 +67,7 @@ class LiveOutput:
             return
         self._unsent.append(data)
         self._unsent_size += len(data)
-        if not self._deltas:
-            self._remember_tail(data)
+        self._remember_tail(data)
         if self._unsent_size > MAX_UNSENT:
             self._drop_oldest()
         if self._deltas and self._unsent_size >= DELTA_BYTES and not self._congested():
@@ -78,6 +79,11 @@ class LiveOutput:
                 max(0.0, self._last_frame + interval - self._loop.time()) if not self._deltas else interval
             )
             self._timer = self._loop.call_later(delay, self._on_timer)
+
+    def tail(self) -> str:
+        """The last lines of the output so far (at most `TAIL_LINES` lines and `TAIL_CHARS` characters,
+        behind "…" when cut)."""
+        return self._render_tail()
 
     def close(self) -> None:
         """Send whatever is still buffered (deltas only: a tail frame would be replaced at once anyway)."""

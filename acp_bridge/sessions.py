@@ -6,7 +6,8 @@ sessions, each strictly isolated: its own cwd and roots, history, scripted-turn 
 rules, and at most one prompt in flight. A prompt runs as its own task (`Turn.run`); `cancel()` fires the
 turn's signal; should the turn not stop within `CANCEL_GRACE` seconds (a tool ignoring it), the prompt answers
 `cancelled` anyway and the stuck turn is detached (muted, its cards closed), so a prompt always answers
-promptly and the session stays usable. `shutdown()` cancels everything and waits for it to stop.
+promptly and the session stays usable. `close()` does the same, waits for the prompt to answer, then
+forgets the session. `shutdown()` cancels everything and waits for it to stop.
 
 Must not: know the transport (only `ClientChannel`), or answer for another session's prompt.
 """
@@ -67,6 +68,9 @@ class CoreConfig:
 
     max_steps: int = DEFAULT_MAX_STEPS
     policy: PolicyConfig = field(default_factory=PolicyConfig)
+    # The model's context window in tokens, when the deployment knows it: `usage_update` needs a truthful
+    # `size`, so without it no usage is reported.
+    context_window: int | None = None
 
 
 class Recorder(Protocol):
@@ -75,6 +79,10 @@ class Recorder(Protocol):
     def begin(self, session_id: str, cwd: str, roots: tuple[str, ...]) -> None: ...
 
     def append(self, session_id: str, event: Mapping[str, Any]) -> None: ...
+
+    def end(self, session_id: str) -> None:
+        """The session was closed: release what its log holds open (the log itself stays)."""
+        ...
 
 
 def prompt_text(blocks: object) -> str:
@@ -281,6 +289,15 @@ class Session:
         if not task.done() and self._task is task and abandon is not None and not abandon.done():
             abandon.set_result(None)
 
+    async def stop(self) -> None:
+        """Cancel the running prompt, if any, and wait until it answered: the turn stopped, or it ignored
+        the cancel for `CANCEL_GRACE` s and was abandoned (detached by `prompt`)."""
+        task, abandon = self._task, self._abandon
+        self.cancel()
+        if task is not None and abandon is not None:
+            stopped: set[asyncio.Future[Any]] = {task, abandon}
+            await asyncio.wait(stopped, return_when=asyncio.FIRST_COMPLETED)
+
     async def wait_idle(self) -> None:
         task = self._task
         if task is not None:
@@ -318,6 +335,14 @@ class Session:
             )
             return True
         return False
+
+    def usage_update(self, used: int) -> Update | None:
+        """ACP's `usage_update` (`used` tokens in context of the `size`-token window), or None when the
+        context window is unknown: a guessed `size` would mislead the client's "context full" gauge."""
+        size = self.manager.config.context_window
+        if size is None:
+            return None
+        return {"sessionUpdate": "usage_update", "used": used, "size": size}
 
     def available_commands_update(self) -> Update:
         commands = []
@@ -429,6 +454,17 @@ class SessionManager:
         if session is None:
             raise ResourceNotFound(f"unknown session {session_id!r}", data={"sessionId": session_id})
         return session
+
+    async def close(self, session_id: object) -> None:
+        """Stop the session's prompt as `cancel` would, then forget the session (its stored log stays, for
+        session/load). Raises InvalidParams / ResourceNotFound as `get`."""
+        session = self.get(session_id)
+        await session.stop()
+        if self.sessions.get(session.id) is session:
+            del self.sessions[session.id]
+            if self.recorder is not None:
+                self.recorder.end(session.id)
+        log.info("session %s closed", session.id)
 
     def cancel(self, session_id: object) -> None:
         session = self.sessions.get(session_id) if isinstance(session_id, str) else None

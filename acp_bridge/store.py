@@ -89,6 +89,15 @@ class SessionStore:
         except (OSError, ValueError) as exc:
             log.warning("session log of %s not written: %s", session_id, exc)
 
+    def end(self, session_id: str) -> None:
+        """Close one session's log file (a later event for it reopens the file and appends)."""
+        handle = self._files.pop(session_id, None)
+        if handle is not None:
+            try:
+                handle.close()
+            except OSError:
+                pass
+
     def close(self) -> None:
         for handle in self._files.values():
             try:

@@ -1,12 +1,17 @@
 """The agent loop of one prompt: model step → tool batch → results → next step, until a step asks for no
 tool call (`end_turn`), the step limit (`max_turn_requests`) or a cancel (`cancelled`).
 
-Per step: thought and text deltas become `agent_thought_chunk` / `agent_message_chunk` as they arrive. Each
+Per step: thought and text deltas become `agent_thought_chunk` / `agent_message_chunk` as they arrive. A
+call the model begins while its arguments still stream (`ToolCallStarted`) is shown at once as a `pending`
+card (its presenter's card of no arguments when the tool takes none, else the generic card); when the step
+completes, that card is refined by a `tool_call_update` into the full one, never announced twice. Each
 requested call is announced as a card in the order the model asked (`pending` when the policy will ask,
 else `in_progress`), then the whole batch runs through `registry_core.run_step` (parallel where the tools
 allow it). Live terminal output streams through `LiveOutput`. Each call's card completes the moment that
 call settles (the session manager's result observer calls `on_result`), with the plan update when the
-result carries one. Results go back to the model as `ToolResultMessage`s.
+result carries one; a terminal card stopped before its tool could describe the end (cancelled) keeps the
+output it showed and says why it stopped. Results go back to the model as `ToolResultMessage`s. A step's
+token usage becomes a `usage_update` when the context window is configured.
 
 Cancellation is one `CancelController` per turn: it cancels the model stream (its task), every running tool
 (the pipeline cancels the body, and `bash` kills its process group) and every pending permission question.
@@ -19,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import logging
 from collections.abc import Sequence
@@ -27,9 +33,11 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from registry_core import (
     CANCELLED,
+    TIMEOUT,
     CancelController,
     CancelReason,
     TerminalCallView,
+    TerminalResultView,
     TextBlock,
     ToolDefinition,
     ToolExecution,
@@ -50,7 +58,7 @@ from registry_core.presentation import CallViewT, ResultViewT
 
 from . import mapping
 from .live_output import LiveOutput
-from .mapping import ToolStatus
+from .mapping import ToolStatus, WireContext
 from .models import (
     AssistantMessage,
     Message,
@@ -60,6 +68,7 @@ from .models import (
     TextDelta,
     ThoughtDelta,
     ToolCallRequest,
+    ToolCallStarted,
     ToolResultMessage,
     ToolSpec,
     UserMessage,
@@ -85,9 +94,10 @@ class CallState:
 
     call_id: str
     name: str
-    arguments: Any  # what the model sent: an object, or the raw string
+    arguments: Any  # what the model sent: an object, or the raw string (None while still streaming)
     view: CallViewT | None
     status: ToolStatus
+    wire: WireContext
     presentable: Presentable | None = None
     note: str | None = None
     live: LiveOutput | None = None
@@ -152,6 +162,9 @@ class Turn:
         self.session = session
         self.controller = CancelController()
         self.calls: dict[str, CallState] = {}
+        # Calls announced while the model was still streaming their arguments (`ToolCallStarted`), not
+        # yet requested by a completed step; `_announce` moves each one to `calls`.
+        self.streaming: dict[str, CallState] = {}
         # The conversation this turn appends to: the session's, until the turn is detached.
         self.history: list[Message] = session.history
         self.detached = False
@@ -196,6 +209,12 @@ class Turn:
                 out = await self._model_step(request)
                 text, thought = "".join(out.text), "".join(out.thought)
                 complete = out.complete
+                if complete is not None and complete.usage is not None:
+                    # The step's prompt (the whole conversation so far) plus what it generated is what
+                    # the context holds now.
+                    usage = session.usage_update(complete.usage.input_tokens + complete.usage.output_tokens)
+                    if usage is not None:
+                        self._send(usage)
                 calls = complete.tool_calls if complete is not None else ()
                 if text or thought or calls:
                     self.history.append(AssistantMessage(text, tuple(calls), thought or None))
@@ -242,6 +261,8 @@ class Turn:
                             out.text.append(event.text)
                             self._send(mapping.agent_message_chunk(event.text))
                             await channel.drain()
+                    elif isinstance(event, ToolCallStarted):
+                        self._announce_streaming(event)
                     elif isinstance(event, StepComplete):
                         out.complete = event
             if out.complete is None:
@@ -304,6 +325,24 @@ class Turn:
 
     # --- cards ------------------------------------------------------------------------------------
 
+    def _announce_streaming(self, event: ToolCallStarted) -> None:
+        """The model began a call whose arguments are still streaming: show it at once, `pending`, with
+        the card its presenter makes of no arguments when the tool accepts none (else the generic card:
+        the tool's name). `_announce` refines it when the step completes."""
+        if event.id in self.calls or event.id in self.streaming:
+            return
+        session = self.session
+        presentable = Presentable.of(session.scope, event.name, {})
+        view = presentable.call_view() if presentable is not None else None
+        wire = session.wire
+        if not isinstance(view, TerminalCallView):
+            # Zed opens a terminal widget only for `_meta.terminal_info` on a `tool_call`, never on an
+            # update: should this call turn out to be a terminal one, it shows its output as console
+            # text instead of in a widget that would never open.
+            wire = dataclasses.replace(wire, terminal_meta=False)
+        self.streaming[event.id] = CallState(event.id, event.name, None, view, "pending", wire)
+        self._send(mapping.tool_call_started(wire, event.id, event.name, None, view, "pending"))
+
     def _announce(self, call: ToolCallRequest) -> None:
         session = self.session
         presentable = Presentable.of(session.scope, call.name, call.arguments)
@@ -314,23 +353,23 @@ class Turn:
             and session.permissions.decide(call.name, call.arguments).kind == "ask"
         ):
             status = "pending"
-        state = CallState(call.id, call.name, call.arguments, view, status, presentable)
+        early = self.streaming.pop(call.id, None)
+        wire = early.wire if early is not None else session.wire
+        state = CallState(call.id, call.name, call.arguments, view, status, wire, presentable)
         if isinstance(view, TerminalCallView):
             state.live = LiveOutput(
                 functools.partial(self._send_live, call.id),
-                deltas=session.wire.terminal_meta,
+                deltas=wire.terminal_meta,
                 backlog=session.channel.backlog,
             )
         self.calls[call.id] = state
-        self._send(
-            mapping.tool_call_started(session.wire, call.id, call.name, call.arguments, view, status),
-        )
+        card = mapping.tool_call_started(wire, call.id, call.name, call.arguments, view, status)
+        self._send(card if early is None else _refinement(card))
 
     def _send_live(self, call_id: str, delta: str, tail: str) -> None:
-        session = self.session
         state = self.calls.get(call_id)
-        view = state.view if state is not None else None
-        self._send(mapping.terminal_output(session.wire, call_id, delta, tail, call_view=view))
+        if state is not None:
+            self._send(mapping.terminal_output(state.wire, call_id, delta, tail, call_view=state.view))
 
     def _on_progress(self, execution: ToolExecution, progress: ToolProgress) -> None:
         state = self.calls.get(execution.call_id)
@@ -353,14 +392,13 @@ class Turn:
             target = "pending"
         if target is not None:
             state.status = target
-            session = self.session
-            self._send(mapping.tool_call_status(session.wire, call_id, target))
+            self._send(mapping.tool_call_status(state.wire, call_id, target))
 
     def permission_tool_call(self, call_id: str, tool: str, args: Any, reason: str | None) -> dict[str, Any]:
         state = self.calls.get(call_id)
-        view = state.view if state is not None else None
-        arguments = state.arguments if state is not None else args
-        return mapping.permission_tool_call(self.session.wire, call_id, tool, arguments, view, reason)
+        if state is None:
+            return mapping.permission_tool_call(self.session.wire, call_id, tool, args, None, reason)
+        return mapping.permission_tool_call(state.wire, call_id, tool, state.arguments, state.view, reason)
 
     def on_result(self, execution: ToolExecution, result: ToolExecutionResult) -> None:
         """Result observer: complete the card as soon as the call settles."""
@@ -381,9 +419,11 @@ class Turn:
             sent = state.live.sent
         durable = ToolResult.of(result)
         presentable = state.presentable
-        result_view = presentable.result_view(durable) if presentable is not None else None
+        result_view: ResultViewT | None = _stopped_terminal_view(state, durable)
+        if result_view is None and presentable is not None:
+            result_view = presentable.result_view(durable)
         updates = mapping.tool_call_completed(
-            session.wire,
+            state.wire,
             call_id,
             name,
             state.arguments,
@@ -401,35 +441,65 @@ class Turn:
         session.record_result(call_id, name, durable, state.note)
 
     def _settle_leftovers(self) -> None:
-        """A turn that ends abruptly (hard cancel, model error mid-batch) still ends every card it opened,
-        and keeps the history valid: every call the model asked for gets a result."""
-        session = self.session
+        """A turn that ends abruptly (hard cancel, model error mid-batch or mid-stream) still ends every
+        card it opened, and keeps the history valid: every call the model asked for gets a result (and
+        a call it never finished asking for gets none: the model's history does not have it)."""
+        reason = self.controller.signal.reason or USER_CANCEL
+        stopped = ToolFailureInfo(reason.message, reason.code)
+        for state in self.streaming.values():
+            self._close_unfinished(state, stopped if self.cancelled else _UNFINISHED)
+        self.streaming.clear()
         answered = {m.call_id for m in self.history if isinstance(m, ToolResultMessage)}
         for call_id, state in self.calls.items():
             if not state.done:
-                state.done = True
-                if state.live is not None:
-                    state.live.close()
-                reason = self.controller.signal.reason or USER_CANCEL
-                result = ToolResult(
-                    (TextBlock(reason.message),), True, ToolFailureInfo(reason.message, reason.code)
-                )
-                update = mapping.tool_call_completed(
-                    session.wire,
-                    call_id,
-                    state.name,
-                    state.arguments,
-                    state.view,
-                    result,
-                    None,
-                    terminal_output_sent=state.live.sent if state.live is not None else False,
-                    note=state.note,
-                )
-                for u in update:
-                    self._send(u)
+                self._close_unfinished(state, stopped)
             if call_id not in answered:
                 self.history.append(
                     ToolResultMessage(
                         call_id, state.name, "The call did not finish: the turn ended first.", True
                     )
                 )
+
+    def _close_unfinished(self, state: CallState, failure: ToolFailureInfo) -> None:
+        """End the card of a call that never settled, failed with `failure`."""
+        state.done = True
+        if state.live is not None:
+            state.live.close()
+        result = ToolResult((TextBlock(failure.message),), True, failure)
+        for update in mapping.tool_call_completed(
+            state.wire,
+            state.call_id,
+            state.name,
+            state.arguments,
+            state.view,
+            result,
+            _stopped_terminal_view(state, result),
+            terminal_output_sent=state.live.sent if state.live is not None else False,
+            note=state.note,
+        ):
+            self._send(update)
+
+
+_UNFINISHED = ToolFailureInfo("The model's response ended before this call was complete; it did not run.")
+
+
+def _refinement(card: dict[str, Any]) -> dict[str, Any]:
+    """A `tool_call` card as the `tool_call_update` that turns the card announced while the call streamed
+    into it. Content and locations are always set: an update replaces them, so none of the early card's
+    can linger. (Relabelled here because `mapping` has no builder for it yet; the fields are its own.)"""
+    update = {**card, "sessionUpdate": "tool_call_update"}
+    update.setdefault("content", [])
+    update.setdefault("locations", [])
+    return update
+
+
+def _stopped_terminal_view(state: CallState, result: ToolResult) -> TerminalResultView | None:
+    """The result view of a terminal card whose body the pipeline stopped (cancelled, or timed out by the
+    registry) before it could describe its own end: the output it printed so far, and no exit status
+    (none was observed), so the reason shows as the card's error line. Otherwise None (the presenter's
+    view applies): its fallback would show only the reason, in place of the output."""
+    if not isinstance(state.view, TerminalCallView) or result.meta is not None or result.error is None:
+        return None
+    if result.error.code not in (CANCELLED, TIMEOUT):
+        return None
+    return TerminalResultView(output=state.live.tail() if state.live is not None else "")

@@ -3,7 +3,8 @@
 A host (the ACP bridge) may put a `FileAccess` in `agent.services["fs"]`: `read_text(path)` returns the
 editor's (possibly unsaved) buffer, or None when the editor has nothing for that path; `write_text(path,
 content)` hands the new content to the editor (so the user can review it). Without that service, or when
-it has no buffer, files are read from disk; without the service, files are written to disk.
+it has no buffer, files are read from disk; without the service, or when it takes no writes (its
+`writes_text` is False: an editor that offers reads only), files are written to disk by the rules below.
 
 The disk path, the default, keeps what a careful editor keeps:
 - encoding: UTF-8, UTF-8 with a byte-order mark, UTF-16 with a byte-order mark (the BOM is written back);
@@ -50,8 +51,14 @@ class FileAccess(Protocol):
         ...
 
     async def write_text(self, path: str, content: str) -> None:
-        """Replace (or create) `path` with `content`."""
+        """Replace (or create) `path` with `content`. A host that cannot write (an editor offering reads
+        only) sets `writes_text = False` on itself; the tools then write to disk themselves."""
         ...
+
+
+def host_writes(access: FileAccess) -> bool:
+    """Whether `access` takes writes (`writes_text`, an optional attribute, defaults to yes)."""
+    return getattr(access, "writes_text", True) is not False
 
 
 def file_access_of(agent: Agent | None) -> FileAccess | None:
@@ -355,13 +362,17 @@ def encode(text: str, encoding: str, bom: bool) -> bytes:
 async def save_document(
     agent: Agent | None, path: str, text: str, like: TextDocument | None, display: str
 ) -> Literal["disk", "editor"]:
-    """Write `text` to `path` (through the editor when it offers a service). Returns "editor" or "disk".
+    """Write `text` to `path` (through the editor when its service takes writes). Returns "editor" or
+    "disk".
 
     `like` is the document the text was derived from: its encoding, BOM, mode and read-time signature are
-    kept (a new file is UTF-8 without BOM, with the default mode).
+    kept (a new file is UTF-8 without BOM, with the default mode). When `like` is the editor's buffer
+    but the write goes to disk, the disk file's encoding, BOM and mode are kept instead: a buffer has
+    none of them, and since the text was derived from the buffer, not from the disk, only a change
+    during this write itself can make the disk file stale.
     """
     access = file_access_of(agent)
-    if access is not None:
+    if access is not None and host_writes(access):
         try:
             await access.write_text(path, text)
         except (asyncio.CancelledError, ToolError):
@@ -371,6 +382,8 @@ async def save_document(
                 f"The editor could not write {display}: {exc}", code="EDITOR_WRITE_FAILED"
             ) from exc
         return "editor"
+    if like is not None and like.source == "editor":
+        like = await run_blocking(lambda _stop: _load_quiet(path))
     encoding = like.encoding if like is not None else "utf-8"
     bom = like.bom if like is not None else False
     mode = like.mode if like is not None else None

@@ -63,24 +63,11 @@ _OUR_IDS = "acp-bridge-"  # the id prefix of the requests we send to the editor
 
 
 class _BytesWriter(FrameWriter):
-    """The core's non-blocking pipe writer (order, backlog, drain, close), fed pygls' framed bytes."""
+    """The core's non-blocking pipe writer (order, backlog, drain, close), fed pygls' framed bytes
+    (pygls' writer interface is `write` and `close`; `close` is the base class's)."""
 
     def write(self, data: bytes) -> None:
-        if self.closed:
-            return
-        if self._transport is None:
-            self._write_sync(data)
-            return
-        try:
-            self._transport.write(data)
-        except (OSError, RuntimeError) as exc:
-            log.warning("client output closed: %s", exc)
-            self._lost()
-
-    def close(self) -> None:
-        self._closed = True
-        if self._transport is not None:
-            self._transport.close()
+        self.send_bytes(data)
 
 
 class _InputProtocol(asyncio.Protocol):

@@ -188,9 +188,14 @@ class Bridge:
 
     # --- helpers ----------------------------------------------------------------------------------
 
-    async def initialize(self, *, terminal_meta: bool = True, fs: bool = False) -> Any:
+    async def initialize(
+        self, *, terminal_meta: bool = True, fs: bool = False, fs_write: bool | None = None
+    ) -> Any:
+        """`fs` advertises fs/read_text_file and (unless `fs_write` says otherwise) fs/write_text_file."""
         caps = schema.ClientCapabilities(
-            fs=schema.FileSystemCapabilities(read_text_file=fs, write_text_file=fs),
+            fs=schema.FileSystemCapabilities(
+                read_text_file=fs, write_text_file=fs if fs_write is None else fs_write
+            ),
             field_meta={"terminal_output": True} if terminal_meta else None,
         )
         return await asyncio.wait_for(

@@ -1,5 +1,6 @@
 """Cancellation end to end: session/cancel stops the model stream, running tools (whole process groups) and
-pending permission questions, and the prompt answers `cancelled` promptly, even when a tool ignores it."""
+pending permission questions, and the prompt answers `cancelled` promptly, even when a tool ignores it;
+session/close does the same and then frees the session."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+import pytest
+from acp.exceptions import RequestError
 
 from .bridge_harness import RecordingClient, selected, write_script
 from .conftest import StartBridge
@@ -118,3 +121,91 @@ async def test_cancel_request_for_the_prompt_cancels_its_turn(
     await bridge.send_raw(b'{"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 990}}\n')
     await bridge.wait_for(lambda: bool(bridge.responses(990)), within=2)
     assert bridge.responses(990)[0]["result"] == {"stopReason": "cancelled"}
+
+
+async def test_session_close_cancels_the_running_prompt_then_frees_the_session(
+    bridges: StartBridge, tmp_path: Path, workspace: Path
+) -> None:
+    sleeper = {"id": "s1", "name": "bash", "arguments": {"command": "sleep 30"}}
+    script = write_script(tmp_path / "script.json", [[{"tool_calls": [sleeper]}]])
+    bridge = await bridges("--allow-tool", "bash", model=script)
+    init = await bridge.initialize()
+    assert init.agent_capabilities.session_capabilities.close is not None
+    session_id = await bridge.new_session(workspace)
+    prompt = asyncio.ensure_future(bridge.prompt(session_id, "sleep"))
+    await bridge.wait_for(lambda: any(p.name() == "sleep" for p in bridge.descendants()))
+    tree = bridge.descendants()
+    started = time.perf_counter()
+    await asyncio.wait_for(bridge.conn.close_session(session_id=session_id), 2)
+    assert time.perf_counter() - started < 1.0
+    assert await asyncio.wait_for(prompt, 1) == "cancelled"
+    assert not _alive(tree), "the closed session's processes survived"
+    assert bridge.call_updates("s1")[-1]["status"] == "failed"
+    for again in (bridge.prompt(session_id, "hello?"), bridge.conn.close_session(session_id=session_id)):
+        with pytest.raises(RequestError) as caught:
+            await asyncio.wait_for(again, 5)
+        assert caught.value.code == -32002
+
+
+async def test_session_close_of_an_unknown_or_idle_session(
+    bridges: StartBridge, tmp_path: Path, workspace: Path
+) -> None:
+    bridge, session_id = await _start(bridges, tmp_path, workspace, [{"text": "fine"}])
+    with pytest.raises(RequestError) as caught:
+        await asyncio.wait_for(bridge.conn.close_session(session_id="sess_unknown"), 5)
+    assert caught.value.code == -32002
+    assert await bridge.prompt(session_id, "go") == "end_turn"
+    await asyncio.wait_for(bridge.conn.close_session(session_id=session_id), 5)
+    other = await bridge.new_session(workspace)  # the connection goes on
+    assert await bridge.prompt(other, "go") == "end_turn"
+
+
+@pytest.mark.parametrize("terminal_meta", [True, False], ids=["terminal-opt-in", "console-fallback"])
+async def test_a_cancelled_command_card_keeps_its_output_and_says_it_was_cancelled(
+    bridges: StartBridge, tmp_path: Path, workspace: Path, terminal_meta: bool
+) -> None:
+    command = {"id": "s1", "name": "bash", "arguments": {"command": "echo started; sleep 30"}}
+    script = write_script(tmp_path / "script.json", [[{"tool_calls": [command]}]])
+    bridge = await bridges("--allow-tool", "bash", model=script)
+    await bridge.initialize(terminal_meta=terminal_meta)
+    session_id = await bridge.new_session(workspace)
+    prompt = asyncio.ensure_future(bridge.prompt(session_id, "go"))
+    await bridge.wait_for(lambda: "started" in json.dumps(bridge.call_updates("s1")[1:]))
+    await bridge.conn.cancel(session_id=session_id)
+    assert await asyncio.wait_for(prompt, 2) == "cancelled"
+    final = bridge.call_updates("s1")[-1]
+    assert final["status"] == "failed"
+    # What it printed stays the output; the reason is not put in its place.
+    assert final["rawOutput"]["output"] == "started\n"
+    assert final["rawOutput"]["error"] == {"message": "Cancelled by the user.", "code": "CANCELLED"}
+    if terminal_meta:
+        assert "content" not in final  # content would replace (wipe) the terminal widget
+        terminal = "".join(
+            u.get("_meta", {}).get("terminal_output", {}).get("data", "") for u in bridge.call_updates("s1")
+        )
+        assert terminal == "started\n\r\nCancelled by the user.\r\n"
+        assert final["_meta"]["terminal_exit"]["terminal_id"] == "s1"
+    else:
+        texts = [b["content"]["text"] for b in final["content"]]
+        assert "```console\n$ echo started; sleep 30\nstarted\n```" in texts
+        assert any("Cancelled by the user." in t for t in texts)
+
+
+@pytest.mark.parametrize("terminal_meta", [True, False], ids=["terminal-opt-in", "console-fallback"])
+async def test_a_timed_out_command_card_names_the_signal_that_stopped_it(
+    bridges: StartBridge, tmp_path: Path, workspace: Path, terminal_meta: bool
+) -> None:
+    command = {"id": "t1", "name": "bash", "arguments": {"command": "sleep 30", "timeout": 300}}
+    script = write_script(tmp_path / "script.json", [[{"tool_calls": [command]}, {"text": "ok"}]])
+    bridge = await bridges("--allow-tool", "bash", model=script)
+    await bridge.initialize(terminal_meta=terminal_meta)
+    session_id = await bridge.new_session(workspace)
+    assert await bridge.prompt(session_id, "go") == "end_turn"
+    final = bridge.call_updates("t1")[-1]
+    assert final["status"] == "failed"
+    assert (final["rawOutput"]["exitCode"], final["rawOutput"]["signal"]) == (None, "SIGTERM")
+    if terminal_meta:
+        exit_status = {"terminal_id": "t1", "exit_code": None, "signal": "SIGTERM"}
+        assert final["_meta"]["terminal_exit"] == exit_status
+    else:
+        assert any(b["content"]["text"] == "Terminated by signal SIGTERM" for b in final["content"])

@@ -3,6 +3,8 @@ fs/write_text_file (the editor applies and can review them); what the editor can
 
 from __future__ import annotations
 
+import codecs
+import json
 from pathlib import Path
 from typing import Any
 
@@ -52,3 +54,37 @@ async def test_without_fs_capabilities_the_bridge_never_calls_fs_methods(
     assert await bridge.prompt(session_id, "go") == "end_turn"
     assert (workspace / "out.txt").read_text() == "x\n"
     assert not [f for f in bridge.frames if str(f.get("method", "")).startswith("fs/")]
+
+
+async def test_a_client_that_reads_but_cannot_write_gets_disk_writes_that_keep_the_bom(
+    bridges: StartBridge, tmp_path: Path, workspace: Path
+) -> None:
+    # One file the editor has open (its buffer is served without a BOM, as editors hold text), one it
+    # has not: both are written to disk, each keeping its byte-order mark and its line endings.
+    opened, closed = workspace / "opened.txt", workspace / "closed.txt"
+    opened.write_bytes(codecs.BOM_UTF8 + b"one\r\ntwo\r\n")
+    closed.write_bytes(codecs.BOM_UTF16_LE + "three\nfour\n".encode("utf-16-le"))
+    client = RecordingClient(buffers={str(opened): "one\r\nTWO (unsaved)\r\n"})
+    steps = [
+        {"tool_calls": [{"id": "e1", "name": "edit", "arguments": {
+            "file_path": "opened.txt", "old_string": "TWO (unsaved)", "new_string": "2"}}]},
+        {"tool_calls": [{"id": "e2", "name": "edit", "arguments": {
+            "file_path": "closed.txt", "old_string": "four", "new_string": "4"}}]},
+        {"text": "done"},
+    ]  # fmt: skip
+    state = tmp_path / "state"
+    bridge = await bridges("--allow-tool", "edit", "--state-dir", str(state),
+                           model=write_script(tmp_path / "s.json", [steps]), client=client)  # fmt: skip
+    await bridge.initialize(fs=True, fs_write=False)
+    session_id = await bridge.new_session(workspace)
+    assert await bridge.prompt(session_id, "go") == "end_turn"
+    assert [bridge.call_updates(c)[-1]["status"] for c in ("e1", "e2")] == ["completed", "completed"]
+    assert opened.read_bytes() == codecs.BOM_UTF8 + b"one\r\n2\r\n"
+    assert closed.read_bytes() == codecs.BOM_UTF16_LE + "three\n4\n".encode("utf-16-le")
+    assert client.writes == []
+    assert not [f for f in bridge.frames if f.get("method") == "fs/write_text_file"]
+    # The durable record says where the change went: the disk, not the editor.
+    await bridge.stop()
+    log = [json.loads(line) for line in (state / "sessions" / f"{session_id}.jsonl").read_text().splitlines()]
+    sources = {e["callId"]: e["meta"]["source"] for e in log if e.get("type") == "tool/result"}
+    assert sources == {"e1": "disk", "e2": "disk"}

@@ -34,10 +34,12 @@ async def _start(
     workspace: Path,
     client: RecordingClient | None = None,
     key: str = "test-key",
+    *args: str,
 ) -> tuple[Any, str]:
     bridge = await bridges(
         "--base-url",
         server.base_url,
+        *args,
         model="openai:fake-model",
         client=client,
         env={**NO_KEYS, "ACP_BRIDGE_API_KEY": key},
@@ -171,3 +173,87 @@ async def test_a_rejection_with_feedback_tells_the_model_why(
     assert await bridge.prompt(session_id, "clean up") == "end_turn"
     tool = next(m for m in _messages(server, 1) if m["role"] == "tool")
     assert "keep build/, it has the release artefacts" in tool["content"]
+
+
+@pytest.mark.parametrize("window", [None, 64000])
+async def test_usage_is_reported_only_with_a_known_context_window(
+    bridges: StartBridge, server: FakeOpenAIServer, workspace: Path, window: int | None
+) -> None:
+    call = {"id": "call_1", "name": "nap", "arguments": {"seconds": 0}}
+    server.enqueue(
+        chat(tool_calls=[call], usage={"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}),
+        chat(text="Done.", usage={"prompt_tokens": 150, "completion_tokens": 30, "total_tokens": 180}),
+    )
+    args = ("--context-window", str(window)) if window is not None else ()
+    bridge, session_id = await _start(bridges, server, workspace, None, "test-key", *args)
+    assert await bridge.prompt(session_id, "nap") == "end_turn"
+    usage = [u for u in bridge.updates(session_id) if u["sessionUpdate"] == "usage_update"]
+    if window is None:
+        assert usage == []  # no truthful `size` to give
+    else:
+        # One per step, each the tokens now in context: that step's prompt plus its output.
+        expected = [{"sessionUpdate": "usage_update", "used": used, "size": 64000} for used in (120, 180)]
+        assert usage == expected
+
+
+async def test_a_streamed_call_shows_at_once_then_is_refined_into_its_full_card(
+    bridges: StartBridge, server: FakeOpenAIServer, workspace: Path
+) -> None:
+    read = {"id": "call_r", "name": "read", "arguments": {"file_path": "a.txt"}}
+    bash = {"id": "call_b", "name": "bash", "arguments": {"command": "echo hi"}}
+    # Each chunk comes 50 ms after the previous one: the ten or so chunks after the first call's first
+    # fragment (arguments, the second call, the finish) make the step complete long after that call began.
+    server.enqueue(SSE(chat_chunks(tool_calls=[read, bash]), delay=0.05), chat(text="Done."))
+    bridge, session_id = await _start(bridges, server, workspace)  # with the terminal opt-in
+    prompt = asyncio.ensure_future(bridge.prompt(session_id, "look"))
+    await bridge.wait_for(lambda: bool(bridge.call_updates("call_r")))
+    announced = time.perf_counter()
+    await bridge.wait_for(lambda: len(bridge.call_updates("call_r")) > 1)
+    assert time.perf_counter() - announced > 0.2  # the rest of the stream took at least that long
+    assert await asyncio.wait_for(prompt, 20) == "end_turn"
+
+    for call, kind, status in (("call_r", "read", "in_progress"), ("call_b", "execute", "pending")):
+        early, refined, *_rest, final = bridge.call_updates(call)
+        # At once: a pending card titled with the tool's name (its arguments were still streaming).
+        assert early["sessionUpdate"] == "tool_call"
+        assert (early["status"], early["kind"]) == ("pending", "other")
+        assert "rawInput" not in early
+        # Then the same card, refined: no second `tool_call` for the id.
+        assert refined["sessionUpdate"] == "tool_call_update"
+        assert (refined["kind"], refined["status"]) == (kind, status)
+        assert final["status"] == "completed"
+        assert [u["sessionUpdate"] for u in bridge.call_updates(call)].count("tool_call") == 1
+    assert [bridge.call_updates(c)[0]["title"] for c in ("call_r", "call_b")] == ["read", "bash"]
+    read_refined = bridge.call_updates("call_r")[1]
+    assert read_refined["title"] == "Read a.txt"
+    assert read_refined["rawInput"] == {"file_path": "a.txt"}
+    assert read_refined["locations"][0]["path"] == str(workspace / "a.txt")
+    # A terminal widget only opens on a `tool_call`, so the refined command card shows console text.
+    bash_updates = bridge.call_updates("call_b")
+    assert bash_updates[1]["title"] == "echo hi"
+    assert not any(b.get("type") == "terminal" for u in bash_updates for b in u.get("content") or [])
+    assert "hi" in json.dumps(bash_updates[-1]["content"])
+
+
+@pytest.mark.parametrize("how", ["cancelled", "stream broke"])
+async def test_a_call_announced_mid_stream_is_closed_when_the_step_never_completes(
+    bridges: StartBridge, server: FakeOpenAIServer, workspace: Path, how: str
+) -> None:
+    call = {"id": "call_1", "name": "bash", "arguments": {"command": "echo never"}}
+    chunks = chat_chunks(tool_calls=[call])  # role, first fragment (id, name), argument fragments, ...
+    server.enqueue(SSE(chunks, stall_after=3) if how == "cancelled" else SSE(chunks, drop_after=3))
+    bridge, session_id = await _start(bridges, server, workspace)
+    prompt = asyncio.ensure_future(bridge.prompt(session_id, "go"))
+    await bridge.wait_for(lambda: bool(bridge.call_updates("call_1")))
+    if how == "cancelled":
+        await bridge.conn.cancel(session_id=session_id)
+        assert await asyncio.wait_for(prompt, 2) == "cancelled"
+        reason = "Cancelled by the user."
+    else:
+        with pytest.raises(RequestError):
+            await asyncio.wait_for(prompt, 10)
+        reason = "ended before this call was complete"
+    early, final = bridge.call_updates("call_1")
+    assert (early["sessionUpdate"], early["status"]) == ("tool_call", "pending")
+    assert final["status"] == "failed"
+    assert reason in final["rawOutput"]["error"]["message"]

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import signal
 import time
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 from acp import schema
 from acp.exceptions import RequestError
@@ -260,23 +262,36 @@ async def test_logs_never_reach_stdout_even_at_debug(
         assert json.loads(line)["jsonrpc"] == "2.0"
 
 
-async def test_stdin_eof_exits_zero_within_two_seconds_leaving_no_child(
-    bridges: StartBridge, tmp_path: Path, workspace: Path
+@pytest.mark.parametrize("how", ["stdin EOF", "SIGTERM", "SIGHUP"])
+async def test_stdin_eof_sigterm_and_sighup_exit_zero_within_two_seconds_leaving_no_child(
+    bridges: StartBridge, tmp_path: Path, workspace: Path, how: str
 ) -> None:
     sleeper = {"id": "s1", "name": "bash", "arguments": {"command": "sleep 30"}}
     bridge = await bridges("--allow-tool", "bash", model=_one_turn(tmp_path, {"tool_calls": [sleeper]}))
     await bridge.initialize()
     session_id = await bridge.new_session(workspace)
     prompt = asyncio.ensure_future(bridge.prompt(session_id, "sleep"))
-    await bridge.wait_for(lambda: any("sleep" in " ".join(p.cmdline()) for p in bridge.descendants()))
+    await bridge.wait_for(lambda: any(p.name() == "sleep" for p in bridge.descendants()))
     tree = bridge.descendants()
     started = time.perf_counter()
-    await bridge.close_stdin()
+    if how == "stdin EOF":
+        await bridge.close_stdin()
+    else:
+        bridge.proc.send_signal(getattr(signal, how))
     code = await asyncio.wait_for(bridge.proc.wait(), 2.0)
     assert time.perf_counter() - started < 2.0
     assert code == 0
-    assert not [p for p in tree if p.is_running() and p.status() != "zombie"]
+    assert not [p for p in tree if _alive(p)], "a tool process outlived the bridge"
+    # The card was closed before the exit, not left running.
+    assert bridge.call_updates("s1")[-1]["status"] == "failed"
     prompt.cancel()
+
+
+def _alive(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
 
 
 async def test_an_unusable_model_fails_each_prompt_with_a_clear_error(

@@ -191,3 +191,41 @@ async def test_a_last_frame_without_newline_counts(pipes: Any) -> None:
     os.close(p.in_w)
     (response,) = await p.frames(1)
     assert response["id"] == 7
+
+
+async def _read_until_eof(fd: int) -> bytes:
+    data = b""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 5
+    while loop.time() < deadline:
+        try:
+            chunk = os.read(fd, 1 << 20)
+        except BlockingIOError:
+            await asyncio.sleep(0.005)
+            continue
+        if not chunk:
+            return data
+        data += chunk
+    raise TimeoutError(f"no EOF; got {data!r}")
+
+
+async def test_send_bytes_keeps_call_order_with_frames_and_close_flushes_then_drops() -> None:
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(read_fd, False)
+    writer = FrameWriter(write_fd)
+    try:
+        await writer.start()
+        writer.send_bytes(b"Content-Length: 2\r\n\r\n{}")
+        writer.send({"jsonrpc": "2.0", "method": "between"})
+        writer.send_bytes(b"tail")
+        writer.close()  # before the batch's end-of-iteration flush: close must write it first
+        writer.send_bytes(b"after close")
+        writer.send({"jsonrpc": "2.0", "method": "after close"})
+        await writer.aclose()  # waits until the transport has written everything
+    finally:
+        os.close(write_fd)  # the transport never owned the fd: EOF comes when we close it
+    try:
+        received = await _read_until_eof(read_fd)
+    finally:
+        os.close(read_fd)
+    assert received == b'Content-Length: 2\r\n\r\n{}{"jsonrpc":"2.0","method":"between"}\ntail'
