@@ -194,6 +194,11 @@ async def _stop_group(pgid: int, exited: asyncio.Future[int]) -> None:
     await asyncio.wait([exited], timeout=2.0)
 
 
+def _being_cancelled() -> bool:
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
 async def _pump(stdout: asyncio.StreamReader, capture: _Capture, ctx: ToolRunContext) -> None:
     while chunk := await stdout.read(CHUNK):
         text = capture.feed(chunk)
@@ -263,6 +268,21 @@ def bash_tool(*, spill_dir: str | None = None) -> ToolDefinition:
         exited = asyncio.ensure_future(proc.wait())
         reader = asyncio.ensure_future(_pump(stdout, capture, ctx))
         timed_out = holders = False
+
+        def value_now() -> BashValue:
+            code = proc.returncode
+            return BashValue(
+                command=args.command,
+                cwd=workdir,
+                exit_code=code if code is not None and code >= 0 else None,
+                signal=signal.Signals(-code).name if code is not None and code < 0 else None,
+                output=capture.text(),
+                truncated=capture.truncated,
+                full_output_path=capture.spill_path,
+                timed_out=timed_out,
+                total_bytes=capture.total,
+            )
+
         try:
             async with asyncio.timeout(timeout_ms / 1000):
                 await asyncio.wait([reader, exited], return_when=asyncio.FIRST_COMPLETED)
@@ -275,7 +295,8 @@ def bash_tool(*, spill_dir: str | None = None) -> ToolDefinition:
             timed_out = True
         finally:
             try:
-                if timed_out or holders or not (reader.done() and exited.done()):  # also: cancelled
+                cut_short = not (reader.done() and exited.done())  # cancelled (or timed out) mid-run
+                if timed_out or holders or cut_short:
                     await _stop_group(pgid, exited)
                     await asyncio.wait([reader], timeout=1.0)  # the last chunks, up to the kill
             finally:
@@ -284,20 +305,12 @@ def bash_tool(*, spill_dir: str | None = None) -> ToolDefinition:
                         task.cancel()
                 transport.close()
                 capture.close()
-        code = proc.returncode
+                if cut_short and not timed_out and _being_cancelled():
+                    # Stopped part-way: the card (live and replayed) keeps the output and how it ended.
+                    ctx.set_partial_meta(value_now().model_dump())
         if not reader.cancelled() and reader.done() and (error := reader.exception()) is not None:
             raise ToolError(f"Reading the command's output failed: {error}", code="IO_ERROR")
-        value = BashValue(
-            command=args.command,
-            cwd=workdir,
-            exit_code=code if code is not None and code >= 0 else None,
-            signal=signal.Signals(-code).name if code is not None and code < 0 else None,
-            output=capture.text(),
-            truncated=capture.truncated,
-            full_output_path=capture.spill_path,
-            timed_out=timed_out,
-            total_bytes=capture.total,
-        )
+        value = value_now()
         if timed_out:
             raise ToolError(
                 f"{value.output}\nThe command timed out after {timeout_ms / 1000:g} s; its process group was "

@@ -140,12 +140,13 @@ class ToolResult:
 class ToolRunContext:
     """Handed to a tool body: the execution plus the composite-tool and progress channels."""
 
-    __slots__ = ("_concluded", "_deferred", "execution")
+    __slots__ = ("_concluded", "_deferred", "_partial_meta", "execution")
 
     def __init__(self, execution: ToolExecution) -> None:
         self.execution = execution
         self._deferred: list[ContextMessage] = []
         self._concluded = False
+        self._partial_meta: Any = None
 
     @property
     def call_id(self) -> str:
@@ -170,6 +171,17 @@ class ToolRunContext:
     def conclude_turn(self) -> None:
         """Mark a successful result as ending the agent turn (ignored when the call fails)."""
         self._concluded = True
+
+    def set_partial_meta(self, meta: Any) -> None:
+        """Presentation metadata for the card if the call ends without a value: cancelled, timed out by
+        the registry, or failed. A body that is stopped part-way (a command killed mid-run) records what
+        its card showed and how it ended, so the live card and a replay of it keep that. Must be lossless
+        JSON (otherwise dropped, logged); a `ToolError`'s own `meta` wins over it."""
+        self._partial_meta = meta
+
+    @property
+    def partial_meta(self) -> Any:
+        return self._partial_meta
 
     def progress(self, update: ToolProgress) -> None:
         """Report live progress (e.g. terminal output). Never raises: a broken sink is not the tool's."""

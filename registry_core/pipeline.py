@@ -299,33 +299,45 @@ async def _run_body(
     except asyncio.CancelledError:
         dispose()
         if signal.cancelled and task.uncancel() == 0:
-            return _cancelled(execution, signal)
+            return replace(_cancelled(execution, signal), meta=_frozen_meta(ctx.partial_meta))
         raise
     except ToolError as exc:
         dispose()
-        return failure(exc.code, exc.message, meta=_error_meta(exc))
+        _consume_own_cancel(task, signal)
+        own = exc.meta if exc.meta is not None else ctx.partial_meta
+        return failure(exc.code, exc.message, meta=_frozen_meta(own))
     except Exception as exc:
         dispose()
+        _consume_own_cancel(task, signal)
         log.warning("tool %r raised", execution.name, exc_info=True)
-        return failure(errors.TOOL_FAILED, f"Tool {execution.name!r} failed: {type(exc).__name__}: {exc}")
+        return failure(
+            errors.TOOL_FAILED,
+            f"Tool {execution.name!r} failed: {type(exc).__name__}: {exc}",
+            meta=_frozen_meta(ctx.partial_meta),
+        )
     dispose()
-    if signal.cancelled and task.cancelling():
-        # Fired after the body returned but before we disposed: consume our own pending cancel.
-        task.uncancel()
+    _consume_own_cancel(task, signal)
     if signal.cancelled:
         # The body returned despite cancellation: the call is still cancelled (its owned work stopped).
-        return _cancelled(execution, signal)
+        return replace(_cancelled(execution, signal), meta=_frozen_meta(ctx.partial_meta))
     return _materialise_success(definition, execution, typed, value, (), False)
 
 
-def _error_meta(exc: ToolError) -> JsonValue:
-    """A body's ToolError meta, frozen like a success's meta; not lossless JSON → dropped (logged)."""
-    if exc.meta is None:
+def _consume_own_cancel(task: asyncio.Task[Any], signal: CancelSignal) -> None:
+    """Our signal fired but the body did not end with CancelledError (it returned, raised something else,
+    or swallowed the cancel): take back the cancel request we made, so it cannot hit a later await."""
+    if signal.cancelled and task.cancelling():
+        task.uncancel()
+
+
+def _frozen_meta(meta: Any) -> JsonValue:
+    """A failure's presentation meta, frozen like a success's; not lossless JSON → dropped (logged)."""
+    if meta is None:
         return None
     try:
-        return snapshot(exc.meta)
+        return snapshot(meta)
     except NotJsonError as err:
-        log.warning("ToolError meta dropped (not lossless JSON): %s", err)
+        log.warning("failure meta dropped (not lossless JSON): %s", err)
         return None
 
 

@@ -184,11 +184,17 @@ async def test_a_cancelled_command_card_keeps_its_output_and_says_it_was_cancell
             u.get("_meta", {}).get("terminal_output", {}).get("data", "") for u in bridge.call_updates("s1")
         )
         assert terminal == "started\n\r\nCancelled by the user.\r\n"
-        assert final["_meta"]["terminal_exit"]["terminal_id"] == "s1"
+        # The tool reports how its process group ended, so clients can badge it ("killed: SIGTERM").
+        assert final["_meta"]["terminal_exit"] == {
+            "terminal_id": "s1",
+            "exit_code": None,
+            "signal": "SIGTERM",
+        }
     else:
         texts = [b["content"]["text"] for b in final["content"]]
         assert "```console\n$ echo started; sleep 30\nstarted\n```" in texts
         assert any("Cancelled by the user." in t for t in texts)
+        assert any("SIGTERM" in t for t in texts)
 
 
 @pytest.mark.parametrize("terminal_meta", [True, False], ids=["terminal-opt-in", "console-fallback"])

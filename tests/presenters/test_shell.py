@@ -118,6 +118,32 @@ async def test_cancellation_kills_the_whole_group(session: Session) -> None:
     assert live_members(pgid) == []  # the shell, both sleeps and the subshell: the whole group
 
 
+async def test_a_cancelled_command_keeps_its_output_and_how_it_ended_for_the_card(session: Session) -> None:
+    controller = CancelController()
+    first_output = asyncio.Event()
+    session.progress = ProgressList(first_output)
+
+    async def cancel_when_running() -> None:
+        await first_output.wait()
+        await asyncio.sleep(0.05)
+        controller.cancel()
+
+    canceller = asyncio.ensure_future(cancel_when_running())
+    result = await session.run("bash", {"command": "echo started; sleep 30"}, signal=controller.signal)
+    await canceller
+
+    assert result.error is not None and result.error.code == "CANCELLED"
+    # The durable result (what replay reads) carries the partial output and the signal that ended it.
+    assert result.meta is not None
+    assert result.meta["output"].startswith("started")
+    assert result.meta["signal"] == "SIGTERM"
+    assert result.meta["exit_code"] is None
+    view = session.result_card("bash", {"command": "echo started; sleep 30"}, result)
+    assert isinstance(view, TerminalResultView)
+    assert view.output is not None and view.output.startswith("started")
+    assert view.signal == "SIGTERM"
+
+
 class ProgressList(list[object]):
     def __init__(self, event: asyncio.Event) -> None:
         super().__init__()
