@@ -16,6 +16,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from registry_core import (
+    Agent,
+    CancelController,
     Output,
     TextBlock,
     ToolDefinition,
@@ -50,6 +52,7 @@ def _raw_tool() -> ToolDefinition:
         parameters={"type": "object", "properties": {"path": {"type": "string"}}},
         output=ToolOutputDefinition(schema={"type": "object"}, render=_render),
         execute=_noop,
+        timeout_ms=60_000,  # as the built-in tools have: the timeout policy's wrapper is measured too
     )
 
 
@@ -63,6 +66,7 @@ def _typed_tool() -> ToolDefinition:
         parameters=NoopArgs,
         output=Output(dict[str, bool], render=lambda a, v: "ok"),
         execute=body,
+        timeout_ms=60_000,
     )
 
 
@@ -110,9 +114,17 @@ async def _run() -> list[dict[str, Any]]:
     for label, tool in (("raw ToolDefinition", _raw_tool()), ("define_tool (pydantic args)", _typed_tool())):
         registry = _registry(tool)
         counter = iter(range(10**9))
+        # Like a bridge session: a live caller signal (the turn's) and an agent on every call, so the
+        # cancellation plumbing is measured too, not skipped as it is for the never-firing default.
+        turn = CancelController()
+        agent = Agent(id="bench", cwd="/tmp", roots=("/tmp",))
 
-        async def through_pipeline(registry: ToolRegistry = registry, counter: Any = counter) -> Any:
-            return await registry.execute(ToolExecutionInput(f"c{next(counter)}", "noop", args))
+        async def through_pipeline(
+            registry: ToolRegistry = registry, counter: Any = counter, turn: CancelController = turn
+        ) -> Any:
+            return await registry.execute(
+                ToolExecutionInput(f"c{next(counter)}", "noop", args, signal=turn.signal, agent=agent)
+            )
 
         median, rate = await _measure(through_pipeline, CALLS)
         added_us = (median - bare_median) * 1e6

@@ -43,6 +43,11 @@ class CancelSignal:
     def reason(self) -> CancelReason | None:
         return self._reason
 
+    @property
+    def callback_count(self) -> int:
+        """Callbacks waiting for this signal (a leak check: per-call work must not pile up here)."""
+        return len(self._callbacks or ())
+
     def on_cancel(self, callback: Callable[[CancelReason], None]) -> Callable[[], None]:
         """Run `callback(reason)` when the signal fires (at once if it already has). Returns a disposer."""
         if self._reason is not None:
@@ -98,19 +103,73 @@ NEVER = CancelSignal()
 """A signal that never fires, for callers with no cancellation of their own."""
 
 
+class FusedSignal(CancelSignal):
+    """A signal that fires with the first of its parents. `close()` detaches it from its parents: a
+    long-lived parent (a session's turn signal) must not collect a dead callback per call."""
+
+    __slots__ = ("_detach", "parents")
+
+    def __init__(self, parents: tuple[CancelSignal, ...]) -> None:
+        super().__init__()
+        self.parents = parents
+        self._detach: list[Callable[[], None]] = []
+
+    def trigger(self, reason: CancelReason) -> None:
+        """Fire this signal itself (its parents are unaffected), e.g. from a timer."""
+        self._fire(reason)
+
+    def close(self) -> None:
+        detach, self._detach = self._detach, []
+        for dispose in detach:
+            dispose()
+
+
+def linked(parent: CancelSignal) -> FusedSignal:
+    """A signal that fires when `parent` does, or on its own `trigger()`. `close()` it when done.
+
+    Cheaper than `fuse(parent, CancelController().signal)`: one callback on the parent, no controller."""
+    if parent is NEVER:
+        return FusedSignal(())
+    child = FusedSignal((parent,))
+    if parent.cancelled:
+        assert parent.reason is not None
+        child._fire(parent.reason)
+    else:
+        child._detach.append(parent.on_cancel(child._fire))
+    return child
+
+
 def fuse(*signals: CancelSignal) -> CancelSignal:
-    """A signal that fires with the first parent's reason. One parent: returned as is (no copy)."""
+    """A signal that fires with the first parent's reason. One parent: returned as is (no copy).
+
+    The result may be a `FusedSignal`; whoever creates one should `close()` it when the work it guards
+    has settled (see `close_fused`)."""
     distinct = [s for s in dict.fromkeys(signals) if s is not NEVER]
     if not distinct:
         return NEVER
     if len(distinct) == 1:
         return distinct[0]
-    controller = CancelController()
+    fused = FusedSignal(tuple(distinct))
     for parent in distinct:
         if parent.cancelled:
             assert parent.reason is not None
-            controller.cancel(parent.reason)
-            return controller.signal
+            fused._fire(parent.reason)
+            return fused
     for parent in distinct:
-        parent.on_cancel(controller.cancel)
-    return controller.signal
+        fused._detach.append(parent.on_cancel(fused._fire))
+    return fused
+
+
+def close_fused(signal: CancelSignal) -> None:
+    """Detach `signal` from its parents when it is a signal `fuse` made; otherwise nothing."""
+    if isinstance(signal, FusedSignal):
+        signal.close()
+
+
+def derives_from(signal: CancelSignal, ancestor: CancelSignal) -> bool:
+    """True when `ancestor` firing fires `signal` (it is the ancestor, or fused from it)."""
+    if signal is ancestor or ancestor is NEVER:
+        return True
+    if isinstance(signal, FusedSignal):
+        return any(derives_from(parent, ancestor) for parent in signal.parents)
+    return False

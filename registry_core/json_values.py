@@ -11,7 +11,7 @@ Invariant: nothing here does I/O or knows about tools.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import Any, TypeAlias
 
 JsonValue: TypeAlias = Any
@@ -52,6 +52,16 @@ class FrozenDict(Mapping[str, Any]):
 
     def get(self, key: str, default: Any = None) -> Any:
         return self._data.get(key, default)
+
+    # The underlying views (read-only), not the ABC's generic ones: these are on the validation hot path.
+    def items(self) -> ItemsView[str, Any]:
+        return self._data.items()
+
+    def keys(self) -> KeysView[str]:
+        return self._data.keys()
+
+    def values(self) -> ValuesView[Any]:
+        return self._data.values()
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, FrozenDict):
@@ -101,6 +111,9 @@ def _snapshot(value: Any, path: str, active: set[int]) -> JsonValue:
         return value
     if cls is int:
         return value
+    if cls is dict:
+        # Exact dicts and lists skip the slow ABC checks below (model arguments are plain JSON).
+        return _snapshot_mapping(value, path, active)
     # Order matters: bool is an int subclass, and str is checked before generic sequences.
     if value is None or isinstance(value, (str, bool)):
         return value
@@ -111,19 +124,7 @@ def _snapshot(value: Any, path: str, active: set[int]) -> JsonValue:
             raise NotJsonError(path, f"non-finite number {value!r} is not JSON")
         return value
     if isinstance(value, Mapping):
-        ident = id(value)
-        if ident in active:
-            raise NotJsonError(path, "cycle: the value contains itself")
-        active.add(ident)
-        try:
-            out: dict[str, Any] = {}
-            for key, item in value.items():
-                if not isinstance(key, str):
-                    raise NotJsonError(path, f"object key {key!r} is not a string")
-                out[key] = _snapshot(item, f"{path}/{_escape(key)}", active)
-            return FrozenDict(out)
-        finally:
-            active.discard(ident)
+        return _snapshot_mapping(value, path, active)
     if isinstance(value, (list, tuple)):
         ident = id(value)
         if ident in active:
@@ -134,6 +135,24 @@ def _snapshot(value: Any, path: str, active: set[int]) -> JsonValue:
         finally:
             active.discard(ident)
     raise NotJsonError(path, f"{type(value).__name__} is not a JSON value")
+
+
+def _snapshot_mapping(value: Mapping[Any, Any], path: str, active: set[int]) -> FrozenDict:
+    ident = id(value)
+    if ident in active:
+        raise NotJsonError(path, "cycle: the value contains itself")
+    active.add(ident)
+    try:
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                if not isinstance(key, str):
+                    raise NotJsonError(path, f"object key {key!r} is not a string")
+                key = str(key)
+            out[key] = _snapshot(item, f"{path}/{_escape(key)}", active)
+        return FrozenDict(out)
+    finally:
+        active.discard(ident)
 
 
 def _escape(key: str) -> str:

@@ -26,7 +26,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from . import errors
-from .cancellation import CancelSignal, fuse
+from .cancellation import CancelSignal, close_fused, derives_from, fuse
 from .content import ContentBlock, ContextMessage, ImageBlock, TextBlock
 from .definition import ToolDefinition
 from .errors import ToolError, Violation
@@ -190,20 +190,28 @@ async def _policy_and_dispatch(
 
     async def dispatch(i: int, view: ToolExecution) -> ToolExecutionResult:
         # Identity is the pipeline's: only the signal of a wrapper's view is taken, and the caller's
-        # signal is fused back in so no wrapper can remove cancellation.
+        # signal is fused back in so no wrapper can remove cancellation. Re-fuse only when the view's
+        # signal does not already carry the caller's (the timeout wrapper's does): each fuse hangs a
+        # callback on the caller's long-lived signal until it is closed.
         signal = view.signal if isinstance(view, ToolExecution) else caller_signal
-        current = execution if signal is caller_signal else execution.with_signal(fuse(signal, caller_signal))
-        if i >= len(wrappers):
-            ctx = ToolRunContext(current)
-            contexts.append(ctx)
-            return await _run_body(definition, current, ctx, typed)
+        fused_here = not derives_from(signal, caller_signal)
+        if fused_here:
+            signal = fuse(signal, caller_signal)
+        current = execution if signal is caller_signal else execution.with_signal(signal)
         try:
+            if i >= len(wrappers):
+                ctx = ToolRunContext(current)
+                contexts.append(ctx)
+                return await _run_body(definition, current, ctx, typed)
             return await wrappers[i](current, lambda v: dispatch(i + 1, v))
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             log.exception("execute wrapper failed for %s", execution.call_id)
             return failure(errors.INTERNAL, f"Tool {execution.name!r} failed in an execute wrapper: {exc}")
+        finally:
+            if fused_here:
+                close_fused(signal)
 
     result = await dispatch(0, execution)
 

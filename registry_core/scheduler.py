@@ -40,11 +40,18 @@ async def run_step(
     *,
     max_parallel: int = DEFAULT_MAX_PARALLEL,
     on_group: Callable[[ExecutionMode, range], None] | None = None,
+    modes: Sequence[ExecutionMode] | None = None,
 ) -> list[ToolExecutionResult]:
-    """Execute every call of one step through `scope`; never raises for a tool's fault."""
+    """Execute every call of one step through `scope`; never raises for a tool's fault.
+
+    `modes`: each call's execution mode when the caller already classified them (it parsed the
+    arguments for its cards); otherwise `scope.execution_mode` classifies each call here."""
     if max_parallel < 1:
         raise ValueError("max_parallel must be at least 1")
-    modes = [scope.execution_mode(c.name, c.arguments) for c in calls]
+    if modes is None:
+        modes = [scope.execution_mode(c.name, c.arguments) for c in calls]
+    elif len(modes) != len(calls):
+        raise ValueError("modes must give one execution mode per call")
     results: list[ToolExecutionResult | None] = [None] * len(calls)
     for mode, indices in plan_groups(modes):
         if on_group is not None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 
-from .cancellation import CancelController, CancelReason, fuse
+from .cancellation import CancelReason, linked
 from .errors import TIMEOUT
 from .execution import ToolExecution, ToolExecutionResult
+from .pipeline import definition_of
 from .policy import ExecuteNext
 
 
@@ -20,17 +21,17 @@ def _format_ms(ms: float) -> str:
 
 
 async def timeout_wrapper(execution: ToolExecution, call_next: ExecuteNext) -> ToolExecutionResult:
-    from .pipeline import definition_of
 
     definition = definition_of(execution)
     if definition is None or definition.timeout_ms is None:
         return await call_next(execution)
-    controller = CancelController()
     reason = CancelReason(
         TIMEOUT, f"Tool {execution.name!r} timed out after {_format_ms(definition.timeout_ms)}."
     )
-    handle = asyncio.get_running_loop().call_later(definition.timeout_ms / 1000, controller.cancel, reason)
+    signal = linked(execution.signal)  # fires on the caller's cancel, or on the timer
+    handle = asyncio.get_running_loop().call_later(definition.timeout_ms / 1000, signal.trigger, reason)
     try:
-        return await call_next(execution.with_signal(fuse(execution.signal, controller.signal)))
+        return await call_next(execution.with_signal(signal))
     finally:
         handle.cancel()
+        signal.close()

@@ -244,9 +244,11 @@ async def test_ask_with_no_service_or_no_agent_denies() -> None:
 
 async def test_cancelling_while_waiting_for_approval_is_a_cancellation() -> None:
     gate = asyncio.Event()
+    asked = asyncio.Event()
 
     class Slow:
         async def request_approval(self, execution: ToolExecution, reason: str | None) -> ApprovalAnswer:
+            asked.set()
             await gate.wait()
             return ApprovalAnswer("allowed-once")
 
@@ -254,7 +256,7 @@ async def test_cancelling_while_waiting_for_approval_is_a_cancellation() -> None
     registry.approval = Slow()
     controller = CancelController()
     task = asyncio.create_task(registry.execute(call(agent=AGENT, signal=controller.signal)))
-    await asyncio.sleep(0.01)
+    await asked.wait()  # the question is really pending when the cancel comes
     controller.cancel()
     result = await asyncio.wait_for(task, 1)
     assert isinstance(result, ToolFailure) and result.error.code == CANCELLED
@@ -661,3 +663,23 @@ async def test_progress_reaches_the_callers_sink_and_a_broken_sink_is_harmless()
         raise RuntimeError("sink bug")
 
     assert isinstance(await registry.execute(call(on_progress=broken)), ToolSuccess)
+
+
+async def test_per_call_signals_do_not_pile_up_on_the_callers_signal() -> None:
+    """A session's turn signal lives for many calls: neither the timeout policy's fused signal nor a
+    wrapper's replacement may leave a callback behind on it."""
+    from registry_core import NEVER
+
+    registry = ToolRegistry()
+    registry.register(raw_tool("t", timeout_ms=5000))
+
+    async def replace_signal(ex: ToolExecution, nxt: Any) -> ToolExecutionResult:
+        return await nxt(ex.with_signal(NEVER))  # forces the pipeline to fuse the caller's back in
+
+    registry.add_execute_wrapper(replace_signal, outermost=True)
+    controller = CancelController()
+    for i in range(50):
+        assert isinstance(
+            await registry.execute(call(call_id=f"c{i}", signal=controller.signal)), ToolSuccess
+        )
+    assert controller.signal.callback_count == 0

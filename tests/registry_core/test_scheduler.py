@@ -3,6 +3,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from registry_core import ToolExecutionInput, ToolRegistry, ToolRunContext, ToolSuccess, plan_groups, run_step
 
 from .helpers import raw_tool
@@ -64,14 +66,25 @@ async def test_the_pool_is_bounded_and_rolling() -> None:
     tl = Timeline()
     registry = ToolRegistry()
     registry.register(tl.tool("read", True, 0.01))
-    calls = [ToolExecutionInput(f"r{i}", "read", {"delay": 0.005 * (i % 3 + 1)}) for i in range(12)]
-    loop = asyncio.get_running_loop()
-    start = loop.time()
+    # r0 is slow; r1 and r2 are quick. A rolling pool starts r3 as soon as r1 frees a slot, while r0 is
+    # still running; a batched pool would wait for r0 (the whole first batch) before starting r3.
+    delays = [0.3, 0.01, 0.01, 0.01, 0.01, 0.01]
+    calls = [ToolExecutionInput(f"r{i}", "read", {"delay": d}) for i, d in enumerate(delays)]
     results = await run_step(registry.root, calls, max_parallel=3)
-    elapsed = loop.time() - start
     assert tl.max_parallel == 3
-    assert len(results) == 12
-    assert elapsed < 12 * 0.01  # faster than serial: the pool really overlaps
+    assert len(results) == 6
+    assert {"r3", "r4", "r5"} <= tl.overlaps["r0"]  # later calls started while r0 still held its slot
+
+
+async def test_precomputed_modes_are_used_as_given() -> None:
+    tl = Timeline()
+    registry = ToolRegistry()
+    registry.register(tl.tool("read", True, 0.02))  # parallel by its own classifier
+    calls = [ToolExecutionInput("a", "read", {}), ToolExecutionInput("b", "read", {})]
+    await run_step(registry.root, calls, modes=["exclusive", "exclusive"])
+    assert tl.overlaps["a"] == set() and tl.overlaps["b"] == set()
+    with pytest.raises(ValueError, match="one execution mode per call"):
+        await run_step(registry.root, calls, modes=["parallel"])
 
 
 async def test_a_failing_classifier_or_unknown_tool_is_exclusive() -> None:
