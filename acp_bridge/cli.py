@@ -5,6 +5,13 @@ client driving `serve` offline). A face adds itself with one entry (the LSP face
 Options shared by every face that runs the core (model, policy, logging) are added by
 `add_core_arguments` and read back by `core_setup`, so `serve` and `lsp` accept the same flags.
 
+Each entry's functions import their subcommand's modules when called, and `main` adds the options of the
+chosen subcommand only, so a run loads what that subcommand needs and nothing else (`serve` never loads
+pygls or lsprotocol: about 250 ms of its spawn → initialize time). This module imports the standard library
+and `settings` only, and no subcommand's options import a face's library or the tools. `serve` claims
+stdio (`connection.claim_stdio`) before anything else runs, so nothing printed while the tools and the
+model are set up (an `--extra-tools` module's import included) can reach the protocol.
+
 Must not: print to stdout in `serve` (stdout is the protocol), or import the model's HTTP client unless an
 `openai:` model is asked for (spawn → initialize has a 400 ms budget).
 """
@@ -12,7 +19,6 @@ Must not: print to stdout in `serve` (stdout is the protocol), or import the mod
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib
 import logging
 import os
@@ -20,14 +26,16 @@ import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from registry_core import ToolDefinition
+from .settings import DEFAULT_MAX_STEPS, MODES
 
-from .models import ModelBackend, ModelError, StepEvent, StepRequest, load_backend
-from .permissions import MODES, PolicyConfig
-from .sessions import DEFAULT_MAX_STEPS, CoreConfig
-from .store import SessionStore
+if TYPE_CHECKING:
+    from registry_core import ToolDefinition
+
+    from .models import ModelBackend, ModelError, StepEvent, StepRequest
+    from .sessions import CoreConfig
+    from .store import SessionStore
 
 log = logging.getLogger("acp_bridge")
 
@@ -129,6 +137,8 @@ class FailedBackend:
 
 
 def load_model(spec: str, base_url: str | None) -> ModelBackend:
+    from .models import ModelError, load_backend
+
     try:
         return load_backend(spec, base_url=base_url)
     except ModelError as exc:
@@ -169,6 +179,10 @@ class CoreSetup:
 
 def core_setup(args: argparse.Namespace) -> CoreSetup:
     """Logging, model, tools and policy from the parsed core arguments."""
+    from .permissions import PolicyConfig
+    from .sessions import CoreConfig
+    from .store import SessionStore
+
     configure_logging(args.log_level, args.log_file)
     if args.max_steps < 1:
         raise SystemExit("acp-bridge: --max-steps must be at least 1")
@@ -195,6 +209,8 @@ def run_until_exit(main: Coroutine[Any, Any, int]) -> int:
     every worker thread (a blocking read); an editor closing our stdin must see us gone within 2 s. So the
     leftover tasks get 0.3 s, and a daemon timer ends the process if the normal exit still hangs.
     """
+    import asyncio
+
     loop = asyncio.new_event_loop()
     code = 1
     try:
@@ -222,15 +238,19 @@ def _exit_soon(code: int, after: float = 0.3) -> None:
 
 
 def _run_serve(args: argparse.Namespace) -> int:
-    from .connection import serve_stdio
+    from .connection import claim_stdio, serve_stdio
     from .sessions import SessionManager
 
+    # First: whatever the setup prints (an --extra-tools module at import, a model library) goes to
+    # stderr, never into the protocol stream.
+    stdio = claim_stdio()
     setup = core_setup(args)
     store = setup.store
     return run_until_exit(
         serve_stdio(
             lambda channel: SessionManager(channel, setup.backend, setup.tools, setup.config, recorder=store),
             store=store,
+            stdio=stdio,
         )
     )
 
@@ -277,13 +297,17 @@ COMMANDS: dict[str, Command] = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line. With `only` (a subcommand's name, or "" for none), only that subcommand gets its
+    options; every subcommand is still listed with its help, so `acp-bridge --help` is complete."""
     parser = argparse.ArgumentParser(
         prog="acp-bridge", description="Show an AI agent's tool calls live in code editors (ACP over stdio)."
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, command in COMMANDS.items():
-        command.add_arguments(sub.add_parser(name, help=command.help, description=command.help))
+        subparser = sub.add_parser(name, help=command.help, description=command.help)
+        if only is None or only == name:
+            command.add_arguments(subparser)
     return parser
 
 
@@ -292,7 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not words or (words[0] not in COMMANDS and words[0] not in ("-h", "--help")):
         # No command (or only options) means `serve`: what an editor configured for "the bridge" runs.
         words = ["serve", *words]
-    args: Any = build_parser().parse_args(words)
+    args: Any = build_parser(only=words[0] if words[0] in COMMANDS else "").parse_args(words)
     try:
         return COMMANDS[args.command].run(args)
     except KeyboardInterrupt:

@@ -4,10 +4,11 @@
 session/close, session/set_mode, session/set_config_option, and session/load + session/list when a store
 is configured); it checks params, calls the `SessionManager`, and shapes ACP results. `AcpChannel` is the
 core's `ClientChannel` over the same JSON-RPC peer (session/update, session/request_permission, fs/*).
-`serve_stdio` claims the process's stdio: the protocol moves to private descriptors, fd 0 becomes
+`claim_stdio` claims the process's stdio: the protocol moves to private descriptors, fd 0 becomes
 /dev/null and fd 1 becomes stderr, so neither a stray `print` nor a tool's child process can corrupt or
-steal protocol frames. On stdin EOF, SIGTERM or SIGHUP it cancels everything (tools' process groups
-included), waits for it to stop and returns 0.
+steal protocol frames; the command line claims it before setting anything up and hands the descriptors
+to `serve_stdio` (which claims them itself when given none). On stdin EOF, SIGTERM or SIGHUP `serve_stdio`
+cancels everything (tools' process groups included), waits for it to stop and returns 0.
 
 Must not: run tools, talk to models or build card shapes (that is turn.py and mapping.py).
 """
@@ -297,11 +298,13 @@ async def serve_stdio(
     *,
     store: SessionStore | None = None,
     max_line: int | None = None,
+    stdio: tuple[int, int] | None = None,
 ) -> int:
     """Serve ACP on this process's stdio until stdin closes, SIGTERM or SIGHUP. Returns the exit status:
     0 in every case, since a signal is how editors and supervisors ask us to stop, and the shutdown
-    (cancel everything, stop every tool's process group) is the same clean one as on EOF."""
-    in_fd, out_fd = claim_stdio()
+    (cancel everything, stop every tool's process group) is the same clean one as on EOF. `stdio`: the
+    (input, output) descriptors `claim_stdio` returned, when the caller claimed them first."""
+    in_fd, out_fd = stdio if stdio is not None else claim_stdio()
     channel = AcpChannel()
     manager = make_manager(channel)
     reader = LineReader(in_fd, max_line) if max_line else LineReader(in_fd)
@@ -341,7 +344,3 @@ _STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 def _stop_on_signal(reader: LineReader, signum: int) -> None:
     log.info("%s received; shutting down", signal.Signals(signum).name)
     reader.stop()
-
-
-# The LSP face imported the earlier private name; kept so both spellings work.
-_claim_stdio = claim_stdio

@@ -23,6 +23,7 @@ import itertools
 import json
 import logging
 import os
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -224,7 +225,7 @@ class LineReader:
         self._buffer = bytearray()
         self._discarding = False
         self._eof = False
-        self._pending: list[bytes] = []
+        self._pending: deque[bytes] = deque()
         self._stopped = False
 
     async def start(self) -> None:
@@ -266,7 +267,7 @@ class LineReader:
             if self._stopped:
                 return None
             if self._pending:
-                return self._pending.pop(0)
+                return self._pending.popleft()
             if self._eof:
                 return None
             chunk = await self._read_chunk()

@@ -9,9 +9,10 @@ flood the client, and re-sending the whole output on every chunk is quadratic. S
   (the last 200 lines, 16 KiB at most), at most one frame per 100 ms;
 - either way the last lines are kept (`tail()`), so the card of a call stopped before it could describe
   its end (cancelled) still shows what it printed;
-- when the client reads slower than the tool writes (the channel's backlog is over 4 MiB), output
+- when the client reads slower than the tool writes (the channel's backlog is over 4 MiB), delta output
   accumulates here instead; past 32 MiB unsent, the oldest unsent output is dropped with a visible marker.
-  So a slow editor bounds our memory and never the tool.
+  So a slow editor bounds our memory and never the tool. (A tail frame is rendered from the kept tail
+  alone, so without the opt-in nothing but the tail is kept.)
 
 Must not: await (it runs inside the tool's progress callback), or know the wire shape (the `send`
 callback builds the frame through `acp_bridge.mapping`).
@@ -47,8 +48,10 @@ class LiveOutput:
         self._deltas = deltas
         self._backlog = backlog
         self._loop = asyncio.get_running_loop()
+        # Deltas: the output not sent yet. Tail frames: nothing is buffered, `_dirty` says a frame is due.
         self._unsent: deque[str] = deque()
         self._unsent_size = 0
+        self._dirty = False
         self._tail: deque[str] = deque()
         self._tail_size = 0
         self._timer: asyncio.TimerHandle | None = None
@@ -65,14 +68,17 @@ class LiveOutput:
     def feed(self, data: str) -> None:
         if self._closed or not data:
             return
-        self._unsent.append(data)
-        self._unsent_size += len(data)
         self._remember_tail(data)
-        if self._unsent_size > MAX_UNSENT:
-            self._drop_oldest()
-        if self._deltas and self._unsent_size >= DELTA_BYTES and not self._congested():
-            self._flush()
-            return
+        if not self._deltas:
+            self._dirty = True
+        else:
+            self._unsent.append(data)
+            self._unsent_size += len(data)
+            if self._unsent_size > MAX_UNSENT:
+                self._drop_oldest()
+            if self._unsent_size >= DELTA_BYTES and not self._congested():
+                self._flush()
+                return
         if self._timer is None:
             interval = DELTA_INTERVAL if self._deltas else TAIL_INTERVAL
             delay = (
@@ -101,7 +107,7 @@ class LiveOutput:
 
     def _on_timer(self) -> None:
         self._timer = None
-        if self._closed or not self._unsent:
+        if self._closed or not (self._unsent if self._deltas else self._dirty):
             return
         if self._congested():
             self._timer = self._loop.call_later(DELTA_INTERVAL, self._on_timer)
@@ -116,8 +122,7 @@ class LiveOutput:
             self._timer = None
         self._last_frame = self._loop.time()
         if not self._deltas:
-            self._unsent.clear()
-            self._unsent_size = 0
+            self._dirty = False
             self.frames += 1
             self._send("", self._render_tail())
             return

@@ -3,14 +3,17 @@
 Three parts:
 - the policy (pure): `SessionPermissions.decide(tool, args)` → `Decision` allow / deny / ask, from the CLI
   policy, the session mode and the rules the user chose "always" for. Every non-default decision carries a
-  `note` saying what decided it, so no denial or auto-approval is ever silent;
+  `note` saying what decided it, so no denial or auto-approval is ever silent. Paths are judged by
+  `presenters.paths` (the tools' own rules: `..` segments, symlinks resolved below a root); `version`
+  counts what may change a decision, so the turn can keep the one it made for a card;
 - `Scope`: what an "always" answer covers. bash: the command's prefix (`npm test`, `python3 app.py`; a
   compound command such as `a && b` only itself); file tools: the tool and the absolute path; web_fetch:
   the host; other tools: the tool;
 - `PermissionGate`: the registry's pre-execute listener and its `ApprovalService`. An ask becomes one
   question to the session's client (one at a time per session, re-decided after waiting, since an "always"
   answer may have covered it); the answer maps to allowed / denied (with the reason the model sees) /
-  cancelled. An unknown option, a malformed answer or a transport failure denies.
+  cancelled. An unknown option, a malformed answer or a transport failure denies. Nested calls are
+  decided and asked about like any other, but never move or note a card.
 
 Must not: know the ACP wire (the host builds the request), block other sessions, or let a pending question
 outlive a cancelled turn (the pipeline cancels the waiting task).
@@ -22,56 +25,24 @@ import asyncio
 import logging
 import os
 import shlex
-import stat
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
+from presenters.paths import display_path, is_inside_roots, resolve
 from registry_core import ALLOW, ApprovalAnswer, Ask, Deny, PreToolDecision, ToolExecution
 
 from .channel import PermissionOutcome
 from .errors import ConnectionClosed, RemoteError
+from .settings import MODES as MODES
+from .settings import Mode as Mode
+from .settings import ModeId as ModeId
 
 log = logging.getLogger(__name__)
 
 # --- modes ----------------------------------------------------------------------------------------
-
-ModeId = Literal["default", "accept_edits", "plan", "full_access"]
-
-
-@dataclass(frozen=True, slots=True)
-class Mode:
-    id: ModeId
-    name: str
-    description: str
-
-
-MODES: dict[str, Mode] = {
-    m.id: m
-    for m in (
-        Mode(
-            "default",
-            "Ask before changes",
-            "Reads inside the workspace run; edits, writes, commands and web fetches ask first.",
-        ),
-        Mode(
-            "accept_edits",
-            "Accept edits",
-            "Edits and writes inside the workspace run without asking; commands and fetches still ask.",
-        ),
-        Mode(
-            "plan",
-            "Plan (read-only)",
-            "Only reads run; edits, writes, commands and fetches are denied (visibly, on the card).",
-        ),
-        Mode(
-            "full_access",
-            "Full access",
-            "Everything runs without asking, except what you chose to always reject.",
-        ),
-    )
-}
+# The modes themselves live in `settings` (the command line lists them without loading the core).
 
 ToolClass = Literal["read", "edit", "execute", "fetch", "safe"]
 
@@ -207,51 +178,41 @@ class Decision:
     note: str | None = None
 
 
-def _under(path: str, base: str) -> bool:
-    return path == base or path.startswith(base if base.endswith(os.sep) else base + os.sep)
-
-
-def _inside(path: str, roots: tuple[str, ...], real_roots: tuple[str, ...]) -> bool:
-    """Whether `path` (absolute, normalised) is inside a root, symlinks resolved: a link inside a root that
-    points outside it is outside. Lexically outside every root means outside without touching the disk;
-    inside, only the components below the root are checked for links (one lstat each), and a link found
-    there is resolved in full."""
-    for root, real_root in zip((*roots, *real_roots), (*real_roots, *real_roots), strict=True):
-        if not _under(path, root):
-            continue
-        rest = path[len(root) :].strip(os.sep)
-        current = real_root
-        for part in rest.split(os.sep) if rest else ():
-            current = os.path.join(current, part)
-            try:
-                if stat.S_ISLNK(os.lstat(current).st_mode):
-                    return any(_under(os.path.realpath(path), r) for r in real_roots)
-            except OSError:
-                break  # the rest does not exist (yet): nothing below can be a link
-        return True
-    return False
-
-
-def _display(path: str, cwd: str) -> str:
-    try:
-        rel = os.path.relpath(path, cwd)
-    except ValueError:
-        return path
-    first = rel.split(os.sep, 1)[0]
-    return path if first == ".." else rel
+# The tool classes whose calls cannot change what a later decision sees on disk (a symlink's target).
+_NO_DISK_EFFECTS: frozenset[ToolClass | None] = frozenset({"read", "safe", "fetch"})
 
 
 class SessionPermissions:
-    """One session's mode and remembered rules. `decide` is pure given this state."""
+    """One session's mode and remembered rules. `decide` is pure given this state and the file system.
+
+    `version` counts the changes that may alter a decision: a rule remembered or forgotten, the mode
+    switched, or a call that may change the file system settled (`settled`: a `bash` that made a symlink
+    moves a later read outside the workspace). A decision made at version N stands while the version is N.
+    """
 
     def __init__(self, config: PolicyConfig, cwd: str, roots: tuple[str, ...]) -> None:
         self.config = config
-        self.mode: ModeId = config.mode
+        self._mode: ModeId = config.mode
+        self.version = 0
         self.cwd = cwd
         self.roots = tuple(os.path.normpath(r) for r in (roots or (cwd,)))
         # Resolved once: roots do not move during a session, and every read is checked against them.
         self.real_roots = tuple(os.path.realpath(r) for r in self.roots)
         self.rules: list[Rule] = []
+
+    @property
+    def mode(self) -> ModeId:
+        return self._mode
+
+    @mode.setter
+    def mode(self, mode: ModeId) -> None:
+        self._mode = mode
+        self.version += 1
+
+    def settled(self, tool: str) -> None:
+        """A call of `tool` ended: decisions made before it are stale if it may have changed the disk."""
+        if self.config.classes.get(tool) not in _NO_DISK_EFFECTS:
+            self.version += 1
 
     # --- facts about a call ------------------------------------------------------------------------
 
@@ -261,7 +222,7 @@ class SessionPermissions:
         for key in _PATH_KEYS:
             value = args.get(key)
             if isinstance(value, str) and value:
-                return os.path.normpath(os.path.join(self.cwd, os.path.expanduser(value)))
+                return resolve(value, self.cwd)
         return None
 
     def scope_for(self, tool: str, args: Any) -> Scope:
@@ -275,7 +236,7 @@ class SessionPermissions:
         if cls in ("read", "edit"):
             path = self._path_of(args)
             if path is not None:
-                return Scope(tool, "path", path, _display(path, self.cwd))
+                return Scope(tool, "path", path, display_path(path, self.cwd))
         if cls == "fetch" and isinstance(args, Mapping) and isinstance(args.get("url"), str):
             host = urlsplit(args["url"]).hostname
             if host:
@@ -299,7 +260,7 @@ class SessionPermissions:
 
     def decide(self, tool: str, args: Any) -> Decision:
         config = self.config
-        mode = MODES[self.mode]
+        mode = MODES[self._mode]
         cls = config.classes.get(tool)
         if tool in config.deny_tools:
             return Decision("deny", f"`{tool}` is disabled by the bridge's policy (--deny-tool {tool}).")
@@ -307,7 +268,7 @@ class SessionPermissions:
         if rule is not None and not rule.allow:
             text = f"Denied by your session rule: {rule.describe()}."
             return Decision("deny", text, text)
-        if self.mode == "plan" and cls in (None, "edit", "execute", "fetch"):
+        if self._mode == "plan" and cls in (None, "edit", "execute", "fetch"):
             text = (
                 f"Denied: the session is in {mode.name} mode, so `{tool}` cannot run. "
                 "Switch the session mode to let it run."
@@ -320,18 +281,18 @@ class SessionPermissions:
         if tool in config.allow_tools:
             # The user configured this for every session; a note on every card would be noise.
             return Decision("allow")
-        if self.mode == "full_access":
+        if self._mode == "full_access":
             return Decision("allow", note=f"Allowed: the session is in {mode.name} mode.")
         path = self._path_of(args)
         if cls in ("read", "safe"):
-            if cls == "read" and path is not None and not _inside(path, self.roots, self.real_roots):
+            if cls == "read" and path is not None and not is_inside_roots(path, self.roots, self.real_roots):
                 return Decision("ask", f"{path} is outside the workspace.")
             return Decision("allow")
         if cls == "edit":
-            outside = path is not None and not _inside(path, self.roots, self.real_roots)
+            outside = path is not None and not is_inside_roots(path, self.roots, self.real_roots)
             if outside:
                 return Decision("ask", f"{path} is outside the workspace.")
-            if self.mode == "accept_edits":
+            if self._mode == "accept_edits":
                 return Decision("allow", note=f"Allowed: {mode.name} mode (inside the workspace).")
             return Decision("ask")
         return Decision("ask")
@@ -340,11 +301,13 @@ class SessionPermissions:
         rule = Rule(scope, allow)
         # The newest answer for the same scope replaces an older one.
         self.rules = [r for r in self.rules if r.scope != scope] + [rule]
+        self.version += 1
         return rule
 
     def forget(self) -> int:
         count = len(self.rules)
         self.rules = []
+        self.version += 1
         return count
 
     def describe(self) -> str:
@@ -377,7 +340,8 @@ def permission_options(scope: Scope) -> list[dict[str, Any]]:
 
 
 class GateHost(Protocol):
-    """What the gate needs from a session (implemented by `sessions.Session`)."""
+    """What the gate needs from a session (implemented by `sessions.Session`). The gate tells it only
+    about top-level calls (`execution.parent is None`): a nested call has no card of its own."""
 
     @property
     def permissions(self) -> SessionPermissions: ...
@@ -385,12 +349,17 @@ class GateHost(Protocol):
     @property
     def approval_lock(self) -> asyncio.Lock: ...
 
-    def on_decision(self, call_id: str, decision: Decision) -> None:
+    def decide(self, execution: ToolExecution) -> Decision:
+        """The policy's decision for the call: `permissions.decide`, or the same decision already made
+        for its card when nothing it depends on changed since (`SessionPermissions.version`)."""
+        ...
+
+    def on_decision(self, execution: ToolExecution, decision: Decision) -> None:
         """Record what decided a call (its card note) and move the card's status (pending / in_progress)."""
         ...
 
     async def ask_user(
-        self, call_id: str, tool: str, args: Any, reason: str | None, options: list[dict[str, Any]]
+        self, execution: ToolExecution, reason: str | None, options: list[dict[str, Any]]
     ) -> PermissionOutcome:
         """Show the call to the user, wait for the answer (raises as ClientChannel.request_permission)."""
         ...
@@ -401,7 +370,8 @@ class GateHost(Protocol):
 class PermissionGate:
     """Registered on the session manager's registry: `listener` first in the pre-execute waterfall, and
     `self` as its approval service. Nested calls (a tool calling tools) are decided like any other, so a
-    composite tool cannot launder a call past the policy; a call of no known session passes through."""
+    composite tool cannot launder a call past the policy, but they never touch a card (the host is told
+    only about top-level calls); a call of no known session passes through."""
 
     def __init__(self, lookup: Callable[[str], GateHost | None]) -> None:
         self._lookup = lookup
@@ -411,14 +381,25 @@ class PermissionGate:
             return None
         return self._lookup(execution.agent.id)
 
+    @staticmethod
+    def _decide(host: GateHost, execution: ToolExecution) -> Decision:
+        if execution.parent is None:
+            return host.decide(execution)
+        return host.permissions.decide(execution.name, execution.arguments)
+
+    @staticmethod
+    def _on_decision(host: GateHost, execution: ToolExecution, decision: Decision) -> None:
+        if execution.parent is None:
+            host.on_decision(execution, decision)
+
     async def listener(
         self, execution: ToolExecution, next_: Callable[[], Awaitable[PreToolDecision]]
     ) -> PreToolDecision:
         host = self._host(execution)
         if host is None:
             return await next_()
-        decision = host.permissions.decide(execution.name, execution.arguments)
-        host.on_decision(execution.call_id, decision)
+        decision = self._decide(host, execution)
+        self._on_decision(host, execution, decision)
         if decision.kind == "deny":
             return Deny(decision.reason or f"`{execution.name}` was denied by policy.")
         if decision.kind == "ask":
@@ -432,17 +413,15 @@ class PermissionGate:
             return ApprovalAnswer("denied", f"`{tool}` needs approval, but its session is gone.")
         async with host.approval_lock:
             # Re-decide: while this call waited, an "always" answer may have covered it.
-            decision = host.permissions.decide(tool, execution.arguments)
+            decision = self._decide(host, execution)
             if decision.kind != "ask":
-                host.on_decision(execution.call_id, decision)
+                self._on_decision(host, execution, decision)
                 if decision.kind == "allow":
                     return ApprovalAnswer("allowed-once")
                 return ApprovalAnswer("denied", decision.reason)
             scope = host.permissions.scope_for(tool, execution.arguments)
             try:
-                outcome = await host.ask_user(
-                    execution.call_id, tool, execution.arguments, reason, permission_options(scope)
-                )
+                outcome = await host.ask_user(execution, reason, permission_options(scope))
             except (RemoteError, ConnectionClosed, ValueError) as exc:
                 log.warning("permission request for %s failed: %s", execution.call_id, exc)
                 return ApprovalAnswer(
@@ -461,11 +440,11 @@ class PermissionGate:
             return ApprovalAnswer("cancelled", f"`{tool}` was cancelled while waiting for approval.")
         option = outcome.option_id
         if option == "allow_once":
-            host.on_decision(execution.call_id, Decision("allow"))
+            self._on_decision(host, execution, Decision("allow"))
             return ApprovalAnswer("allowed-once")
         if option == "allow_always":
             rule = host.permissions.remember(scope, allow=True)
-            host.on_decision(execution.call_id, Decision("allow", note=f"You chose: {rule.describe()}."))
+            self._on_decision(host, execution, Decision("allow", note=f"You chose: {rule.describe()}."))
             return ApprovalAnswer("allowed-once")
         said = f" The user said: {outcome.feedback}" if outcome.feedback else ""
         if option == "reject_once":

@@ -28,29 +28,47 @@ log = logging.getLogger(__name__)
 def replay(session: Session, events: Sequence[Mapping[str, Any]]) -> int:
     """Rebuild a stored conversation into `session.history` and send it to the client as the same updates
     a live turn sends (same presenters, same mapping), so a reloaded session looks as it did. Returns the
-    number of prompts it held (the next prompt's turn index). Unreadable events are skipped (logged)."""
+    number of prompts it held (the next prompt's turn index). Unreadable events are skipped (logged).
+
+    The history is the live turn's: a step's tool results in the order the model asked for the calls
+    (the log has them in the order they settled), then the contexts they deferred; a call that never
+    settled is answered (and its card closed) where its step ends."""
     wire = session.wire
     send = session.send
+    history = session.history
     asked: dict[str, tuple[str, Any, CallViewT | None, Presentable | None]] = {}
-    answered: set[str] = set()
+    step = _Step()
     prompts = 0
+
+    def end_step() -> None:
+        for call_id in step.call_ids:
+            message = step.results.pop(call_id, None)
+            if message is None:
+                message = _unfinished(session, call_id, asked[call_id])
+            history.append(message)
+        history.extend(step.results.values())  # results of calls no readable step asked for
+        history.extend(step.contexts)
+        step.clear()
+
     for event in events:
         kind = event.get("type")
         try:
             if kind == "user":
                 text = str(event["text"])
+                end_step()
                 prompts += 1
-                session.history.append(UserMessage(text))
+                history.append(UserMessage(text))
                 send(mapping.user_message_chunk(text))
             elif kind == "context":
-                session.history.append(UserMessage(str(event["text"])))
+                step.contexts.append(UserMessage(str(event["text"])))
             elif kind == "assistant":
                 calls = tuple(
                     ToolCallRequest(str(c["id"]), str(c["name"]), c["arguments"])
                     for c in event.get("toolCalls", [])
                 )
                 text, thought = str(event.get("text") or ""), str(event.get("thought") or "")
-                session.history.append(AssistantMessage(text, calls, thought or None))
+                end_step()
+                history.append(AssistantMessage(text, calls, thought or None))
                 if thought:
                     send(mapping.agent_thought_chunk(thought))
                 if text:
@@ -59,6 +77,8 @@ def replay(session: Session, events: Sequence[Mapping[str, Any]]) -> int:
                     presentable = Presentable.of(session.scope, call.name, call.arguments)
                     view = presentable.call_view() if presentable is not None else None
                     asked[call.id] = (call.name, call.arguments, view, presentable)
+                    if call.id not in step.call_ids:
+                        step.call_ids.append(call.id)
                     send(
                         mapping.tool_call_started(
                             wire, call.id, call.name, call.arguments, view, "in_progress"
@@ -70,11 +90,8 @@ def replay(session: Session, events: Sequence[Mapping[str, Any]]) -> int:
                     record.call_id, (record.name, None, None, None)
                 )
                 result = record.to_result()
-                answered.add(record.call_id)
-                session.history.append(
-                    ToolResultMessage(
-                        record.call_id, record.name, content_text(result.content), result.is_error
-                    )
+                step.results[record.call_id] = ToolResultMessage(
+                    record.call_id, record.name, content_text(result.content), result.is_error
                 )
                 result_view = presentable.result_view(result) if presentable is not None else None
                 note = event.get("note")
@@ -88,12 +105,32 @@ def replay(session: Session, events: Sequence[Mapping[str, Any]]) -> int:
                     send(plan)
         except (KeyError, TypeError, ValueError) as exc:
             log.warning("session %s: skipping an unreadable %r event: %s", session.id, kind, exc)
-    for call_id, (name, arguments, view, _presentable) in asked.items():
-        if call_id not in answered:
-            # The bridge stopped before this call settled: close its card and answer it for the model.
-            message = "The call did not finish: the bridge stopped first."
-            result = ToolResult((TextBlock(message),), True, ToolFailureInfo(message, CANCELLED))
-            session.history.append(ToolResultMessage(call_id, name, message, True))
-            for update in mapping.tool_call_completed(wire, call_id, name, arguments, view, result, None):
-                send(update)
+    end_step()
     return prompts
+
+
+class _Step:
+    """The latest stored step being rebuilt: the ids of the calls it asked for (in order), the results
+    logged for them so far, and the contexts those results deferred."""
+
+    def __init__(self) -> None:
+        self.call_ids: list[str] = []
+        self.results: dict[str, ToolResultMessage] = {}
+        self.contexts: list[UserMessage] = []
+
+    def clear(self) -> None:
+        self.call_ids.clear()
+        self.results.clear()
+        self.contexts.clear()
+
+
+def _unfinished(
+    session: Session, call_id: str, asked: tuple[str, Any, CallViewT | None, Presentable | None]
+) -> ToolResultMessage:
+    """Close the card of a call the log has no result for (the bridge stopped first) and answer it."""
+    name, arguments, view, _presentable = asked
+    message = "The call did not finish: the bridge stopped first."
+    result = ToolResult((TextBlock(message),), True, ToolFailureInfo(message, CANCELLED))
+    for update in mapping.tool_call_completed(session.wire, call_id, name, arguments, view, result, None):
+        session.send(update)
+    return ToolResultMessage(call_id, name, message, True)

@@ -1,13 +1,14 @@
 """Sessions: the face-independent core a face (ACP, LSP) drives through `SessionManager`.
 
 A `SessionManager` belongs to one client connection. It owns the tool registry (tools, the permission gate
-as first pre-execute listener and approval service, the result observer that completes cards), and the
-sessions, each strictly isolated: its own cwd and roots, history, scripted-turn cursor, permission mode and
-rules, and at most one prompt in flight. A prompt runs as its own task (`Turn.run`); `cancel()` fires the
-turn's signal; should the turn not stop within `CANCEL_GRACE` seconds (a tool ignoring it), the prompt answers
-`cancelled` anyway and the stuck turn is detached (muted, its cards closed), so a prompt always answers
-promptly and the session stays usable. `close()` does the same, waits for the prompt to answer, then
-forgets the session. `shutdown()` cancels everything and waits for it to stop.
+as first pre-execute listener and approval service, the result observer that completes cards and tells the
+session's permissions a call settled), and the sessions, each strictly isolated: its own cwd and roots,
+history, scripted-turn cursor, permission mode and rules, and at most one prompt in flight. A prompt runs
+as its own task (`Turn.run`); `cancel()` fires the turn's signal; should the turn not stop within
+`CANCEL_GRACE` seconds (a tool ignoring it), the prompt answers `cancelled` anyway and the stuck turn is
+detached (muted, its cards closed), so a prompt always answers promptly and the session stays usable.
+`close()` does the same, waits for the prompt to answer, then forgets the session. `shutdown()` cancels
+everything and waits for it to stop.
 
 Must not: know the transport (only `ClientChannel`), or answer for another session's prompt.
 """
@@ -41,6 +42,7 @@ from .mapping import WireContext
 from .models import Message, ModelBackend, ModelError
 from .permissions import MODES, Decision, ModeId, PermissionGate, PolicyConfig, SessionPermissions
 from .replay import replay
+from .settings import DEFAULT_MAX_STEPS as DEFAULT_MAX_STEPS
 from .turn import StopReason, Turn
 
 log = logging.getLogger(__name__)
@@ -49,7 +51,6 @@ log = logging.getLogger(__name__)
 # SIGKILL after 0.5 s) before the prompt answers `cancelled` anyway and the turn is abandoned. Cancelling
 # the task a second time instead could interrupt a tool's own cleanup and leave a process behind.
 CANCEL_GRACE = 0.75
-DEFAULT_MAX_STEPS = 50
 
 # The slash commands every session understands (handled here, without the model).
 COMMANDS: tuple[tuple[str, str, str | None], ...] = (
@@ -170,18 +171,25 @@ class Session:
     def approval_lock(self) -> asyncio.Lock:
         return self._approval_lock
 
-    def on_decision(self, call_id: str, decision: Decision) -> None:
+    def decide(self, execution: ToolExecution) -> Decision:
         if self.turn is not None:
-            self.turn.on_decision(call_id, decision)
+            return self.turn.decide(execution, self._permissions)
+        return self._permissions.decide(execution.name, execution.arguments)
+
+    def on_decision(self, execution: ToolExecution, decision: Decision) -> None:
+        if self.turn is not None:
+            self.turn.on_decision(execution, decision)
 
     async def ask_user(
-        self, call_id: str, tool: str, args: Any, reason: str | None, options: list[dict[str, Any]]
+        self, execution: ToolExecution, reason: str | None, options: list[dict[str, Any]]
     ) -> PermissionOutcome:
         turn = self.turn
         if turn is not None:
-            tool_call = turn.permission_tool_call(call_id, tool, args, reason)
+            tool_call = turn.permission_tool_call(execution, reason)
         else:
-            tool_call = mapping.permission_tool_call(self.wire, call_id, tool, args, None, reason)
+            tool_call = mapping.permission_tool_call(
+                self.wire, execution.call_id, execution.name, execution.arguments, None, reason
+            )
         return await self.channel.request_permission(self.id, tool_call, options)
 
     def cancel_turn(self, why: str) -> None:
@@ -308,7 +316,7 @@ class Session:
             raise InvalidParams(f"unknown mode {mode_id!r}; available: {', '.join(MODES)}")
         mode: ModeId = MODES[mode_id].id
         self._permissions.mode = mode
-        self.send({"sessionUpdate": "current_mode_update", "currentModeId": mode})
+        self.send(mapping.mode_update(mode))
 
     def _slash_command(self, text: str) -> bool:
         name, _, rest = text[1:].partition(" ")
@@ -342,16 +350,10 @@ class Session:
         size = self.manager.config.context_window
         if size is None:
             return None
-        return {"sessionUpdate": "usage_update", "used": used, "size": size}
+        return mapping.usage_update(used, size)
 
     def available_commands_update(self) -> Update:
-        commands = []
-        for name, description, hint in COMMANDS:
-            command: dict[str, Any] = {"name": name, "description": description}
-            if hint is not None:
-                command["input"] = {"hint": hint}
-            commands.append(command)
-        return {"sessionUpdate": "available_commands_update", "availableCommands": commands}
+        return mapping.available_commands(COMMANDS)
 
 
 def _model_failure(exc: ModelError) -> Exception:
@@ -393,11 +395,13 @@ class SessionManager:
         return self.sessions.get(session_id)
 
     def _observe(self, execution: ToolExecution, result: ToolExecutionResult) -> None:
-        if execution.parent is not None or execution.agent is None:
+        session = self.sessions.get(execution.agent.id) if execution.agent is not None else None
+        if session is None:
             return
-        session = self.sessions.get(execution.agent.id)
-        turn = session.turn if session is not None else None
-        if turn is not None:
+        # Nested calls too: any call may have changed what a later permission decision sees on disk.
+        session.permissions.settled(execution.name)
+        turn = session.turn
+        if turn is not None and execution.parent is None:
             turn.on_result(execution, result)
 
     def new_session(self, cwd: object, additional_directories: object = None) -> Session:

@@ -6,12 +6,19 @@ call the model begins while its arguments still stream (`ToolCallStarted`) is sh
 card (its presenter's card of no arguments when the tool takes none, else the generic card); when the step
 completes, that card is refined by a `tool_call_update` into the full one, never announced twice. Each
 requested call is announced as a card in the order the model asked (`pending` when the policy will ask,
-else `in_progress`), then the whole batch runs through `registry_core.run_step` (parallel where the tools
-allow it). Live terminal output streams through `LiveOutput`. Each call's card completes the moment that
-call settles (the session manager's result observer calls `on_result`), with the plan update when the
-result carries one; a terminal card stopped before its tool could describe the end (cancelled) keeps the
-output it showed and says why it stopped. Results go back to the model as `ToolResultMessage`s. A step's
-token usage becomes a `usage_update` when the context window is configured.
+else `in_progress`); its arguments are parsed once for the card, which also gives its execution mode, and
+the policy's decision is kept for the permission gate (`decide`), which reuses it while nothing it depends
+on changed. Then the whole batch runs through `registry_core.run_step` (parallel where the tools allow it).
+Live terminal output streams through `LiveOutput`. Each call's card completes the moment that call settles
+(the session manager's result observer calls `on_result`; only this turn's own top-level calls count, by
+their cancel signal, so an abandoned turn's late result never completes a card of the next turn that
+reuses its id), with the plan update when the result carries one; a terminal card stopped before its tool
+could describe the end (cancelled) keeps the output it showed and says why it stopped. Results go back to
+the model as `ToolResultMessage`s in call order, then the contexts they deferred as user messages (an
+OpenAI-compatible API rejects a user message between one step's tool messages). A step's token usage
+becomes a `usage_update` when the context window is configured. Every card closed without a result of its
+own (the turn ended first) is logged with the result it showed, so a reloaded session shows and tells the
+model the same.
 
 Cancellation is one `CancelController` per turn: it cancels the model stream (its task), every running tool
 (the pipeline cancels the body, and `bash` kills its process group) and every pending permission question.
@@ -27,7 +34,8 @@ import contextlib
 import dataclasses
 import functools
 import logging
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -55,6 +63,7 @@ from registry_core import (
     snapshot,
 )
 from registry_core.presentation import CallViewT, ResultViewT
+from registry_core.registry import ExecutionMode
 
 from . import mapping
 from .live_output import LiveOutput
@@ -73,7 +82,7 @@ from .models import (
     ToolSpec,
     UserMessage,
 )
-from .permissions import Decision
+from .permissions import Decision, SessionPermissions
 
 if TYPE_CHECKING:
     from .sessions import Session
@@ -102,6 +111,13 @@ class CallState:
     note: str | None = None
     live: LiveOutput | None = None
     done: bool = False
+    # The policy's latest decision for the call and the `SessionPermissions.version` it was made at: the
+    # gate reuses it while that version stands (`decide`). Never for an id two calls of a step share.
+    decision: Decision | None = None
+    decided_at: int = -1
+    shared_id: bool = False
+    # The durable result the card was completed with (what the log records and the model is told).
+    result: ToolResult | None = None
 
 
 @dataclass(slots=True)
@@ -154,6 +170,17 @@ class Presentable:
             return None
         return safe_present_result(lambda: present(typed, result), tool=self.definition.name)
 
+    def execution_mode(self) -> ExecutionMode:
+        """`ToolScope.execution_mode`'s rule on the arguments parsed here, so `run_step` need not parse
+        them again: `parallel` only when the tool's classifier returns exactly True."""
+        classify = self.definition.is_concurrency_safe
+        if classify is None:
+            return "exclusive"
+        try:
+            return "parallel" if classify(self.typed) is True else "exclusive"
+        except Exception:  # noqa: BLE001 - contained by contract, as in the registry
+            return "exclusive"
+
 
 class Turn:
     """One prompt's run. Created and awaited by `Session.prompt`; `cancel()` may come from anywhere."""
@@ -188,12 +215,22 @@ class Turn:
         if not self.detached:
             self.session.channel.send_update(self.session.id, update)
 
+    def _record(self, event: Mapping[str, Any]) -> None:
+        """Log a durable event; a detached turn no longer writes to its session's log."""
+        if not self.detached:
+            self.session.record(event)
+
+    def _mine(self, execution: ToolExecution) -> bool:
+        """Whether `execution` is one of this turn's own calls (not another turn's that reuses an id: an
+        abandoned turn's call may settle while the next turn runs; nor a nested call)."""
+        return execution.signal is self.controller.signal and execution.parent is None
+
     # --- the loop ---------------------------------------------------------------------------------
 
     async def run(self, user_text: str) -> StopReason:
         session = self.session
         self.history.append(UserMessage(user_text))
-        session.record({"type": "user", "text": user_text})
+        self._record({"type": "user", "text": user_text})
         tools = [ToolSpec(s["name"], s["description"], s["parameters"]) for s in session.scope.schemas()]
         try:
             for step_index in range(session.max_steps):
@@ -218,7 +255,7 @@ class Turn:
                 calls = complete.tool_calls if complete is not None else ()
                 if text or thought or calls:
                     self.history.append(AssistantMessage(text, tuple(calls), thought or None))
-                    session.record(
+                    self._record(
                         {
                             "type": "assistant",
                             "text": text,
@@ -294,8 +331,11 @@ class Turn:
         the turn."""
         session = self.session
         signal = self.controller.signal
-        for call in calls:
-            self._announce(call)
+        modes = [self._announce(call) for call in calls]
+        for call_id, count in Counter(call.id for call in calls).items():
+            if count > 1:
+                # Two calls under one id share one card state: neither may take the other's decision.
+                self.calls[call_id].shared_id = True
         await session.channel.drain()
         inputs = [
             ToolExecutionInput(
@@ -308,7 +348,7 @@ class Turn:
             )
             for call in calls
         ]
-        results = await run_step(session.scope, inputs)
+        results = await run_step(session.scope, inputs, modes=modes)
         concluded = False
         for call, result in zip(calls, results, strict=True):
             # The observer normally completed the card already; this covers a call it never saw.
@@ -316,10 +356,14 @@ class Turn:
             self.history.append(
                 ToolResultMessage(call.id, call.name, content_text(result.content), result.is_error)
             )
-            for extra in result.additional_contexts:
-                self.history.append(UserMessage(content_text(extra.content)))
-                session.record({"type": "context", "text": content_text(extra.content)})
             concluded = concluded or result.concludes_turn
+        # The deferred contexts follow every result of the step: OpenAI-compatible APIs reject a user
+        # message between the tool messages that answer one assistant message. Logged in the same order.
+        for result in results:
+            for extra in result.additional_contexts:
+                text = content_text(extra.content)
+                self.history.append(UserMessage(text))
+                self._record({"type": "context", "text": text})
         await session.channel.drain()
         return concluded
 
@@ -343,19 +387,22 @@ class Turn:
         self.streaming[event.id] = CallState(event.id, event.name, None, view, "pending", wire)
         self._send(mapping.tool_call_started(wire, event.id, event.name, None, view, "pending"))
 
-    def _announce(self, call: ToolCallRequest) -> None:
+    def _announce(self, call: ToolCallRequest) -> ExecutionMode:
+        """Show a requested call's card; returns its execution mode, from the arguments parsed for it."""
         session = self.session
         presentable = Presentable.of(session.scope, call.name, call.arguments)
         view = presentable.call_view() if presentable is not None else None
         status: ToolStatus = "in_progress"
-        if (
-            not isinstance(call.arguments, str)
-            and session.permissions.decide(call.name, call.arguments).kind == "ask"
-        ):
-            status = "pending"
+        decision: Decision | None = None
+        permissions = session.permissions
+        if not isinstance(call.arguments, str):
+            decision = permissions.decide(call.name, call.arguments)
+            if decision.kind == "ask":
+                status = "pending"
         early = self.streaming.pop(call.id, None)
         wire = early.wire if early is not None else session.wire
         state = CallState(call.id, call.name, call.arguments, view, status, wire, presentable)
+        state.decision, state.decided_at = decision, permissions.version
         if isinstance(view, TerminalCallView):
             state.live = LiveOutput(
                 functools.partial(self._send_live, call.id),
@@ -363,8 +410,11 @@ class Turn:
                 backlog=session.channel.backlog,
             )
         self.calls[call.id] = state
-        card = mapping.tool_call_started(wire, call.id, call.name, call.arguments, view, status)
-        self._send(card if early is None else _refinement(card))
+        if early is None:
+            self._send(mapping.tool_call_started(wire, call.id, call.name, call.arguments, view, status))
+        else:
+            self._send(mapping.tool_call_refined(wire, call.id, call.name, call.arguments, view, status))
+        return presentable.execution_mode() if presentable is not None else "exclusive"
 
     def _send_live(self, call_id: str, delta: str, tail: str) -> None:
         state = self.calls.get(call_id)
@@ -378,8 +428,23 @@ class Turn:
         if getattr(progress, "kind", None) == "terminal_output":
             state.live.feed(progress.data)
 
-    def on_decision(self, call_id: str, decision: Decision) -> None:
+    def decide(self, execution: ToolExecution, permissions: SessionPermissions) -> Decision:
+        """The policy's decision for a call: for one of this turn's cards, the one made when it was
+        announced (or last decided) while `permissions.version` says nothing it depends on changed since;
+        otherwise `permissions.decide`, kept for the next question about the same call."""
+        state = self.calls.get(execution.call_id) if self._mine(execution) else None
+        if state is None or state.done or state.shared_id or state.name != execution.name:
+            return permissions.decide(execution.name, execution.arguments)
+        if state.decision is None or state.decided_at != permissions.version:
+            state.decision = permissions.decide(execution.name, execution.arguments)
+            state.decided_at = permissions.version
+        return state.decision
+
+    def on_decision(self, execution: ToolExecution, decision: Decision) -> None:
         """The policy decided (or the user answered) for a call: keep its note, move its card."""
+        if not self._mine(execution):
+            return
+        call_id = execution.call_id
         state = self.calls.get(call_id)
         if state is None or state.done:
             return
@@ -394,16 +459,22 @@ class Turn:
             state.status = target
             self._send(mapping.tool_call_status(state.wire, call_id, target))
 
-    def permission_tool_call(self, call_id: str, tool: str, args: Any, reason: str | None) -> dict[str, Any]:
-        state = self.calls.get(call_id)
+    def permission_tool_call(self, execution: ToolExecution, reason: str | None) -> dict[str, Any]:
+        """The `toolCall` of a permission question: this call's card, or (another turn's or a nested call)
+        a card of its own arguments."""
+        call_id = execution.call_id
+        state = self.calls.get(call_id) if self._mine(execution) else None
         if state is None:
-            return mapping.permission_tool_call(self.session.wire, call_id, tool, args, None, reason)
-        return mapping.permission_tool_call(state.wire, call_id, tool, state.arguments, state.view, reason)
+            return mapping.permission_tool_call(
+                self.session.wire, call_id, execution.name, execution.arguments, None, reason
+            )
+        return mapping.permission_tool_call(
+            state.wire, call_id, state.name, state.arguments, state.view, reason
+        )
 
     def on_result(self, execution: ToolExecution, result: ToolExecutionResult) -> None:
-        """Result observer: complete the card as soon as the call settles."""
-        state = self.calls.get(execution.call_id)
-        if state is None:
+        """Result observer: complete the card as soon as one of this turn's calls settles."""
+        if not self._mine(execution) or execution.call_id not in self.calls:
             return
         self._complete(execution.call_id, execution.name, execution.arguments, result)
 
@@ -438,7 +509,9 @@ class Turn:
         plan = mapping.plan_from_result(durable)
         if plan is not None:
             self._send(plan)
-        session.record_result(call_id, name, durable, state.note)
+        state.result = durable
+        if not self.detached:
+            session.record_result(call_id, name, durable, state.note)
 
     def _settle_leftovers(self) -> None:
         """A turn that ends abruptly (hard cancel, model error mid-batch or mid-stream) still ends every
@@ -447,17 +520,22 @@ class Turn:
         reason = self.controller.signal.reason or USER_CANCEL
         stopped = ToolFailureInfo(reason.message, reason.code)
         for state in self.streaming.values():
+            # Not logged: the model never finished asking for these, so its history has no such call.
             self._close_unfinished(state, stopped if self.cancelled else _UNFINISHED)
         self.streaming.clear()
         answered = {m.call_id for m in self.history if isinstance(m, ToolResultMessage)}
         for call_id, state in self.calls.items():
             if not state.done:
                 self._close_unfinished(state, stopped)
-            if call_id not in answered:
+                # Logged like any result, so a reloaded session shows what this card showed.
+                if state.result is not None and not self.detached:
+                    self.session.record_result(call_id, state.name, state.result, state.note)
+            result = state.result
+            if call_id not in answered and result is not None:
+                # The model is told what the card showed and the log keeps: the result the call settled
+                # with (the observer saw it), else why it was stopped.
                 self.history.append(
-                    ToolResultMessage(
-                        call_id, state.name, "The call did not finish: the turn ended first.", True
-                    )
+                    ToolResultMessage(call_id, state.name, content_text(result.content), result.is_error)
                 )
 
     def _close_unfinished(self, state: CallState, failure: ToolFailureInfo) -> None:
@@ -466,6 +544,7 @@ class Turn:
         if state.live is not None:
             state.live.close()
         result = ToolResult((TextBlock(failure.message),), True, failure)
+        state.result = result
         for update in mapping.tool_call_completed(
             state.wire,
             state.call_id,
@@ -481,16 +560,6 @@ class Turn:
 
 
 _UNFINISHED = ToolFailureInfo("The model's response ended before this call was complete; it did not run.")
-
-
-def _refinement(card: dict[str, Any]) -> dict[str, Any]:
-    """A `tool_call` card as the `tool_call_update` that turns the card announced while the call streamed
-    into it. Content and locations are always set: an update replaces them, so none of the early card's
-    can linger. (Relabelled here because `mapping` has no builder for it yet; the fields are its own.)"""
-    update = {**card, "sessionUpdate": "tool_call_update"}
-    update.setdefault("content", [])
-    update.setdefault("locations", [])
-    return update
 
 
 def _stopped_terminal_view(state: CallState, result: ToolResult) -> TerminalResultView | None:

@@ -120,7 +120,10 @@ async def _run() -> list[dict[str, Any]]:
         agent = Agent(id="bench", cwd="/tmp", roots=("/tmp",))
 
         async def through_pipeline(
-            registry: ToolRegistry = registry, counter: Any = counter, turn: CancelController = turn
+            registry: ToolRegistry = registry,
+            counter: Any = counter,
+            turn: CancelController = turn,
+            agent: Agent = agent,
         ) -> Any:
             return await registry.execute(
                 ToolExecutionInput(f"c{next(counter)}", "noop", args, signal=turn.signal, agent=agent)

@@ -1,20 +1,25 @@
-"""Path rules shared by every built-in tool: resolution, display, and the workspace-roots test.
+"""Path rules shared by every built-in tool, the bridge's permission policy and its card mapping: resolution,
+display, and the workspace-roots test. The one implementation of each (`acp_bridge.mapping.paths` and
+`acp_bridge.permissions` call these).
 
 - `resolve(path, cwd)`: a model-supplied path made absolute against the session cwd (`~` expanded,
   normalised, symlinks NOT resolved: the path the model named is the path the cards show).
 - `display_path(path, cwd)`: relative to the cwd when inside it, absolute otherwise. "Inside" is decided by
-  path *segments*: `..cache/x` is inside (its first segment is `..cache`, not `..`), `../x` is not.
-- `is_inside_roots(path, roots)`: the same segment rule against each root, on real paths (symlinks
-  resolved), so a link inside a root that points outside it counts as outside.
+  path *segments* (`relative_inside`): `..cache/x` is inside (its first segment is `..cache`, not `..`),
+  `../x` is not.
+- `is_inside_roots(path, roots)`: the same segment rule against each root, symlinks resolved, so a link
+  inside a root that points outside it counts as outside. A path spelled outside every root is outside
+  without touching the disk; inside, only the components below the root are checked for links.
 
 Invariant: pure string and filesystem-metadata logic; nothing here reads file contents or raises for a
-missing file. Titles are the only place a relative path may appear (ACP §9: the wire carries absolute
-paths).
+missing file, and `resolve`, `relative_inside` and `display_path` touch no file at all. Titles are the only
+place a relative path may appear (ACP §9: the wire carries absolute paths).
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 
 from registry_core import Agent
@@ -43,13 +48,13 @@ def resolve(path: str, cwd: str) -> str:
 
 
 def relative_inside(path: str, base: str) -> str | None:
-    """`path` relative to `base` when it is `base` or below it (segment rule), else None."""
-    rel = os.path.relpath(path, base)
-    first = rel.split(os.sep, 1)[0]
-    # Only a first segment of exactly ".." leaves `base`; "..cache" is an ordinary name.
-    if first == os.pardir or os.path.isabs(rel):
-        return None
-    return rel
+    """`path` relative to `base` when it is `base` (".") or below it, else None. Both absolute and
+    normalised (as `resolve` and `os.path.realpath` return them). Decided on a segment boundary:
+    "/p/..cache/x" is inside "/p" (".." starts a name there, not a segment), "/p2/x" is not."""
+    if path == base:
+        return "."
+    prefix = base if base.endswith(os.sep) else base + os.sep
+    return path[len(prefix) :] if path.startswith(prefix) else None
 
 
 def display_path(path: str, cwd: str | None) -> str:
@@ -62,10 +67,35 @@ def display_path(path: str, cwd: str | None) -> str:
 
 
 def is_inside(path: str, root: str) -> bool:
-    """True when the real `path` is `root` or below it (both resolved through symlinks)."""
-    return relative_inside(os.path.realpath(path), os.path.realpath(root)) is not None
+    """True when `path` (absolute) is `root` or below it, symlinks resolved (see `is_inside_roots`)."""
+    return is_inside_roots(path, (root,))
 
 
-def is_inside_roots(path: str, roots: Sequence[str]) -> bool:
-    """True when `path` (absolute) lies inside any of `roots`."""
-    return any(is_inside(path, root) for root in roots)
+def is_inside_roots(path: str, roots: Sequence[str], real_roots: Sequence[str] | None = None) -> bool:
+    """True when `path` (absolute) lies inside any of `roots`, symlinks resolved: a link below a root that
+    points outside every root is outside.
+
+    Spelled outside every root (and every root's real path) means outside, without touching the disk;
+    inside, only the components below the root are checked for links (one lstat each, stopping at the
+    first that does not exist), and a link found there is resolved in full. `real_roots`: the roots'
+    real paths in the same order, when the caller resolved them once (a session's roots do not move);
+    its `roots` are then taken as normalised already."""
+    path = os.path.normpath(path)
+    if real_roots is None:
+        roots = [os.path.normpath(r) for r in roots]
+        real_roots = [os.path.realpath(r) for r in roots]
+    for root, real_root in zip((*roots, *real_roots), (*real_roots, *real_roots), strict=True):
+        rest = relative_inside(path, root)
+        if rest is None:
+            continue
+        current = real_root
+        for part in rest.split(os.sep) if rest != "." else ():
+            current = os.path.join(current, part)
+            try:
+                if stat.S_ISLNK(os.lstat(current).st_mode):
+                    target = os.path.realpath(path)
+                    return any(relative_inside(target, r) is not None for r in real_roots)
+            except OSError:
+                break  # the rest does not exist (yet): nothing below can be a link
+        return True
+    return False

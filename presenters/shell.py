@@ -6,10 +6,11 @@
   all, the output cap claude-agent-acp gives its terminals, well under a Python client's 64 KiB line
   limit); beyond that, the whole output is streamed to a temporary file whose path the result names.
 - Timeout (`timeout` ms, default 120 s, at most 600 s) and cancellation stop the whole process group:
-  SIGTERM, then SIGKILL after a short grace, and the shell is reaped. A timeout is a failed result that
-  still carries the partial output. When the shell exits but a background process keeps the output
-  open, the output is drained briefly and then that group is stopped too (otherwise the call would hang
-  until the timeout); background processes that redirected their output are left running.
+  SIGTERM, then SIGKILL after a short grace that ends early once no member runs (`_GroupWatch`), and
+  the shell is reaped. A timeout is a failed result that still carries the partial output. When the
+  shell exits but a background process keeps the output open, the output is drained briefly and then
+  that group is stopped too (otherwise the call would hang until the timeout); background processes
+  that redirected their output are left running.
 - A non-zero exit is a successful call whose value says so (the command ran; it failed): the card shows
   the exit code.
 
@@ -55,6 +56,8 @@ HEAD_BYTES = 16 * 1024
 TAIL_BYTES = 16 * 1024
 CHUNK = 64 * 1024
 KILL_GRACE_S = 0.5  # SIGTERM → SIGKILL
+GROUP_POLL_S = 0.02  # during the grace: how often the group's known members are checked
+GROUP_RESCAN_S = 0.2  # and how often all of /proc is scanned for members forked since
 DRAIN_GRACE_S = 0.25  # after the shell exits, how long output may still arrive before we stop reading
 
 
@@ -160,25 +163,42 @@ def _signal_group(pgid: int, sig: int) -> bool:
     return True
 
 
-def _group_alive(pgid: int) -> bool:
-    """True while a process of the group is running. Zombies do not count: where PID 1 does not reap
-    orphans (some containers), they would keep `killpg(pgid, 0)` succeeding forever."""
-    if not _signal_group(pgid, 0):
-        return False
+def _running_in(pid: str, pgid: int) -> bool:
+    """Whether process `pid` is running (not a zombie) in group `pgid`; False once it is gone."""
     try:
-        entries = [e.name for e in os.scandir("/proc") if e.name.isdigit()]
-    except OSError:
-        return True  # no /proc: trust killpg
-    for name in entries:
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-        except (OSError, IndexError):
-            continue
-        # After "(comm)": state, ppid, pgrp, ...
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return False
+    # After "(comm)": state, ppid, pgrp, ...
+    return len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z"
+
+
+class _GroupWatch:
+    """Whether a process group still has a running member, cheaply enough to ask every few ms on the
+    event loop: all of /proc is scanned once to find the members (1-10 ms with hundreds of processes),
+    then only those are checked (each a single small read), with a rescan every `GROUP_RESCAN_S` for
+    members forked since and before ever saying the group is empty. Zombies do not count: where PID 1
+    does not reap orphans (some containers), they would keep `killpg(pgid, 0)` succeeding forever."""
+
+    def __init__(self, pgid: int) -> None:
+        self.pgid = pgid
+        self.members: list[str] = []
+        self._scanned_at = -GROUP_RESCAN_S
+
+    def alive(self) -> bool:
+        if not _signal_group(self.pgid, 0):
+            return False
+        self.members = [pid for pid in self.members if _running_in(pid, self.pgid)]
+        if self.members and time.monotonic() - self._scanned_at < GROUP_RESCAN_S:
             return True
-    return False
+        try:
+            entries = [e.name for e in os.scandir("/proc") if e.name.isdigit()]
+        except OSError:
+            return True  # no /proc: trust killpg
+        self._scanned_at = time.monotonic()
+        self.members = [pid for pid in entries if _running_in(pid, self.pgid)]
+        return bool(self.members)
 
 
 async def _stop_group(pgid: int, exited: asyncio.Future[int]) -> None:
@@ -186,9 +206,10 @@ async def _stop_group(pgid: int, exited: asyncio.Future[int]) -> None:
     try:
         if _signal_group(pgid, signal.SIGTERM):
             deadline = time.monotonic() + KILL_GRACE_S
+            group = _GroupWatch(pgid)
             # Polling: there is no event for "the group is empty" (members are not our children).
-            while time.monotonic() < deadline and _group_alive(pgid):  # noqa: ASYNC110
-                await asyncio.sleep(0.02)
+            while time.monotonic() < deadline and group.alive():  # noqa: ASYNC110
+                await asyncio.sleep(GROUP_POLL_S)
     finally:
         _signal_group(pgid, signal.SIGKILL)  # in `finally`: a second cancellation still kills
     await asyncio.wait([exited], timeout=2.0)

@@ -20,10 +20,9 @@ from __future__ import annotations
 import asyncio
 import codecs
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
-import httpx
 from pydantic import BaseModel, Field
 
 from registry_core import (
@@ -40,6 +39,9 @@ from registry_core import (
 from .cards import failure_card, meta_field
 from .fs_access import format_size
 from .html_text import html_to_markdown
+
+if TYPE_CHECKING:
+    import httpx
 
 DEFAULT_MAX_LENGTH = 50_000
 MAX_BYTES = 5 * 1024 * 1024
@@ -93,6 +95,8 @@ def _charset(response: httpx.Response, head: bytes, is_html: bool) -> str:
 
 
 async def _fetch(url: str, limit: int, timeout_s: float, connect_s: float) -> WebValue:
+    import httpx  # here, not at module level: every session loads the tools, few ever fetch (~25 ms)
+
     redirects: list[str] = []
     timeout = httpx.Timeout(timeout_s, connect=connect_s)
     headers = {"User-Agent": USER_AGENT, "Accept": "text/html,application/xhtml+xml,text/*;q=0.9,*/*;q=0.5"}
@@ -211,6 +215,8 @@ def web_fetch_tool(
     """The `web_fetch` tool. Timeouts: per connect, per read, and for the whole fetch."""
 
     async def execute(args: WebFetchArgs, _ctx: ToolRunContext) -> WebValue:
+        import httpx
+
         url = args.url.strip()
         _check_url(url)
         try:

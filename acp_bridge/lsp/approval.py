@@ -13,7 +13,6 @@ answers, denial reasons): this only translates.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -31,7 +30,6 @@ ACTION_TITLES: Final[Mapping[str, str]] = {
 }
 _MAX_COMMAND_CHARS: Final = 2000
 _MAX_EXTRA_CHARS: Final = 600
-_MAX_DIFF_LINES_EXACT: Final = 4000  # beyond this, count changed lines without aligning them
 _FENCED: Final = re.compile(r"^\s*`{3,}")
 
 
@@ -72,32 +70,18 @@ def _diffs(content: object) -> list[Mapping[str, Any]]:
     ]
 
 
-def _lines(text: str) -> list[str]:
-    return text.splitlines()
-
-
 def diff_counts(old: str | None, new: str) -> tuple[int, int]:
-    """(added, removed) lines between `old` and `new` (`old` None: a new file, every line added)."""
+    """(added, removed) lines between `old` and `new` (`old` None: a new file, every line added), from
+    the same line diff as the `write` tool's hunks (`presenters.diffs.line_blocks`: fast on big files,
+    every size counted exactly). Lines end at "\\n", as in those hunks."""
+    # Here, not at the top: `presenters` loads every tool, which the LSP face's import need not wait for.
+    from presenters.diffs import line_blocks, split_lines
+
     if old is None:
-        return len(_lines(new)), 0
-    a, b = _lines(old), _lines(new)
-    # Trim the common head and tail first: edits are usually small islands in big files.
-    head = 0
-    while head < len(a) and head < len(b) and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < len(a) - head and tail < len(b) - head and a[-1 - tail] == b[-1 - tail]:
-        tail += 1
-    a, b = a[head : len(a) - tail], b[head : len(b) - tail]
-    if len(a) + len(b) > _MAX_DIFF_LINES_EXACT:
-        return len(b), len(a)
-    added = removed = 0
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag in ("replace", "delete"):
-            removed += i2 - i1
-        if tag in ("replace", "insert"):
-            added += j2 - j1
-    return added, removed
+        return len(split_lines(new)), 0
+    a, b = split_lines(old), split_lines(new)
+    matched = sum(n for _i, _j, n in line_blocks(a, b))
+    return len(b) - matched, len(a) - matched
 
 
 def _clip(text: str, limit: int) -> str:
@@ -151,10 +135,10 @@ def build_question(
             old = diff.get("oldText")
             new = diff.get("newText")
             new_text = new if isinstance(new, str) else ""
+            added, removed = diff_counts(old if isinstance(old, str) else None, new_text)
             if not isinstance(old, str):
-                lines.append(f"create {shown} ({len(_lines(new_text))} lines)")
+                lines.append(f"create {shown} ({added} lines)")
             else:
-                added, removed = diff_counts(old, new_text)
                 lines.append(f"edit {shown} (+{added} −{removed} lines)")
         if len(diffs) > 10:
             lines.append(f"… and {len(diffs) - 10} more files")

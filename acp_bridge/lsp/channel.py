@@ -6,8 +6,9 @@
   (`window/workDoneProgress/create`, then `$/progress` begin/report/end) and follow-along
   `window/showDocument` (takeFocus false, the line selected) — each only when the client supports it.
 - `request_permission`: `window/showMessageRequest` (Warning) with Allow once / Always allow / Reject /
-  Always reject; a dismissed request rejects. Without the capability the call is denied with a reason the
-  user sees (a `window/showMessage`, the failed progress, the card) and the model gets as the tool error.
+  Always reject; a dismissed request rejects. While it is open, the call's progress says it waits for
+  the user's approval. Without the capability the call is denied with a reason the user sees (a
+  `window/showMessage`, the failed progress, the card) and the model gets as the tool error.
 - `read_text_file` / `write_text_file` (offered only when edits go through the editor): reads see the
   editor's synced buffers (and edits we applied that the editor has not saved yet); writes become one
   `workspace/applyEdit` of the changed lines (a change annotation with `needsConfirmation` where
@@ -205,7 +206,12 @@ class LspChannel:
             message=question.message,
             actions=[types.MessageActionItem(title=title) for title in question.actions],
         )
-        answer = await self._transport.request(types.WINDOW_SHOW_MESSAGE_REQUEST, params)
+        call_id = tool_call.get("toolCallId")
+        self.perform(self.view.asking(session_id, call_id))
+        try:
+            answer = await self._transport.request(types.WINDOW_SHOW_MESSAGE_REQUEST, params)
+        finally:
+            self.view.answered(session_id, call_id)
         if answer is not None and not isinstance(answer, types.MessageActionItem):
             raise ValueError(f"window/showMessageRequest answered with {answer!r}")
         return question.outcome(answer.title if answer is not None else None)
@@ -319,6 +325,11 @@ class LspChannel:
     def end_progress(self, message: str, session_id: str | None = None) -> None:
         """End every open progress (of one session, or all), e.g. when the turn or the connection ends."""
         self.perform(self.view.end_all(message, session_id))
+
+    async def settled(self) -> None:
+        """Wait until no background request (progress creation, showDocument) is in flight."""
+        while self._tasks:
+            await asyncio.wait(list(self._tasks))
 
     async def aclose(self) -> None:
         """Stop background requests (progress creation, showDocument); nothing is sent afterwards."""

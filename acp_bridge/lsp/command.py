@@ -4,18 +4,22 @@
 runs the same thing directly. The editor may pick the model in `initializationOptions.model`; it replaces
 the `--model` default for that connection. With `--state-dir`, sessions are logged as for `serve`.
 
-Must not: print to stdout (it is the protocol).
+Must not: print to stdout (it is the protocol), or import the core, pygls or lsprotocol at module level:
+`acp_bridge.cli` imports this module to build its parser, and `serve` must not pay for the LSP face.
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ..cli import add_core_arguments, core_setup, load_model, run_until_exit
-from ..sessions import SessionManager
-from .channel import LspChannel
-from .options import LspOptions
+
+if TYPE_CHECKING:
+    from ..sessions import SessionManager
+    from .channel import LspChannel
+    from .options import LspOptions
 
 HELP = "serve the agent to LSP-only editors on stdio (Neovim, Helix, eglot)"
 
@@ -25,8 +29,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .server import serve_lsp  # pygls is imported only when the server really runs
+    # The core and pygls are imported only when the server really runs.
+    from ..connection import claim_stdio
+    from ..sessions import SessionManager
+    from .server import serve_lsp
 
+    # Claim stdio before setup imports tools or models: a print at import time must not reach the
+    # protocol stream.
+    stdio = claim_stdio()
     setup = core_setup(args)
 
     def make_manager(channel: LspChannel, options: LspOptions) -> SessionManager:
@@ -36,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         return SessionManager(channel, backend, setup.tools, setup.config, recorder=setup.store)
 
     try:
-        return run_until_exit(serve_lsp(make_manager))
+        return run_until_exit(serve_lsp(make_manager, stdio=stdio))
     finally:
         if setup.store is not None:
             setup.store.close()

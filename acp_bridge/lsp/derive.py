@@ -5,8 +5,12 @@ verbatim as `acpBridge/sessionUpdate` and, for editors that only know plain LSP,
 - agent text and thoughts → whole lines for `window/logMessage` (chunks are buffered until a line ends, so
   the log is not shredded into token-sized fragments);
 - each tool call → one work-done progress: `Begin` with the card's title when the call is announced,
-  `Report`s when its status moves (waiting for approval, running) and with the latest line of live terminal
-  output, `End` with "completed" or "failed: <short reason>";
+  `Report`s when its status moves (pending, running), while the editor is asked to approve it, and with
+  the latest line of live terminal output, `End` with "completed" or "failed: <short reason>". "Waiting
+  for your approval" is said only between `asking` and `answered`, which the channel calls around its
+  showMessageRequest: a `pending` card may also be a call whose arguments the model is still streaming.
+  Such a card is refined later by a `tool_call_update` with the call's real title; a Begin cannot be
+  retitled, so from then on the call's messages start with that title;
 - locations of a call that runs or ran → `Show` (the first location not shown yet for that call);
 - plan updates → a few log lines.
 
@@ -30,11 +34,12 @@ _LINE_BREAK: Final = re.compile(r"\r\n|\n")
 _FENCE: Final = re.compile(r"^(`{3,})[^\n]*\n(.*?)\n?\1\s*$", re.DOTALL)
 
 StatusText: Final[Mapping[str, str]] = {
-    "pending": "waiting for your approval",
+    "pending": "pending",
     "in_progress": "running",
     "completed": "completed",
     "failed": "failed",
 }
+ASKING: Final = "waiting for your approval"
 
 
 # --- actions ------------------------------------------------------------------------------------
@@ -188,10 +193,33 @@ class _Call:
     token: str
     title: str
     status: str
+    begun_as: str = ""  # the title the progress began with (a Begin cannot be retitled)
+    asking: bool = False  # the editor is being asked to approve the call
     command: str | None = None  # a terminal call's command (to tell it apart from its output)
     output: str = ""  # a bounded tail of the live terminal output
     last_report: str | None = None
     shown: set[tuple[str, int | None]] = field(default_factory=set)
+
+    @property
+    def state(self) -> str:
+        """What the call is doing, in words."""
+        return ASKING if self.asking else StatusText[self.status]
+
+    def message(self, text: str) -> str:
+        """`text` as this call's progress message: prefixed with the call's title once the title was
+        refined after the progress began (otherwise the editor would only ever show the early title)."""
+        return one_line(text if self.title == self.begun_as else f"{self.title}: {text}")
+
+
+def _title(update: Mapping[str, Any]) -> str | None:
+    title = update.get("title")
+    return one_line(title, MAX_TITLE_CHARS) if isinstance(title, str) and title.strip() else None
+
+
+def _command(update: Mapping[str, Any]) -> str | None:
+    raw = update.get("rawInput")
+    command = raw.get("command") if isinstance(raw, Mapping) else None
+    return command if isinstance(command, str) else None
 
 
 class UpdateView:
@@ -227,6 +255,21 @@ class UpdateView:
             if lines is not None:
                 actions += [self._log_line(kind, line) for line in lines.flush()]
         return actions
+
+    def asking(self, session_id: str, call_id: object) -> list[Action]:
+        """The editor is being asked to approve the call (the channel sent the question)."""
+        call = self._calls.get((session_id, call_id)) if isinstance(call_id, str) else None
+        if call is None:
+            return []
+        call.asking = True
+        return self._report(call, call.state)
+
+    def answered(self, session_id: str, call_id: object) -> None:
+        """The question about the call was answered (or withdrawn). Says nothing by itself: the card's
+        next update (running, or failed when rejected) does."""
+        call = self._calls.get((session_id, call_id)) if isinstance(call_id, str) else None
+        if call is not None:
+            call.asking = False
 
     def end_all(self, message: str, session_id: str | None = None) -> list[Action]:
         """End every open progress (of one session, or of all): the connection or the turn is going away."""
@@ -264,8 +307,7 @@ class UpdateView:
         call_id = update.get("toolCallId")
         if not isinstance(call_id, str):
             return []
-        title = update.get("title")
-        title = one_line(title, MAX_TITLE_CHARS) if isinstance(title, str) and title.strip() else call_id
+        title = _title(update) or call_id
         status = update.get("status")
         status = status if isinstance(status, str) and status in StatusText else "pending"
         key = (session_id, call_id)
@@ -274,14 +316,12 @@ class UpdateView:
         if previous is not None and self.progress:
             # A repeated id (a model reusing one): the old progress must not stay open forever.
             actions.append(End(previous.token, "replaced by a new call with the same id"))
-        call = _Call(key, f"acp-bridge/{next(self._tokens)}/{call_id}", title, status)
-        raw = update.get("rawInput")
-        if isinstance(raw, Mapping) and isinstance(raw.get("command"), str):
-            call.command = raw["command"]
+        call = _Call(key, f"acp-bridge/{next(self._tokens)}/{call_id}", title, status, begun_as=title)
+        call.command = _command(update)
         self._calls[key] = call
-        actions.append(Log("log", f"tool: {title} ({StatusText[status]})"))
+        actions.append(Log("log", f"tool: {title} ({call.state})"))
         if self.progress:
-            actions.append(Begin(call.token, title, StatusText[status]))
+            actions.append(Begin(call.token, title, call.state))
         actions += self._follow(call, update)
         if status in ("completed", "failed"):
             actions += self._end(call, update, status)  # a card born finished (e.g. a replayed one)
@@ -301,9 +341,20 @@ class UpdateView:
             call.status = str(status)
             actions += self._follow(call, update)
             return actions + self._end(call, update, str(status))
-        if status in ("pending", "in_progress") and status != call.status:
+        # The refinement of a card announced while its arguments streamed: the call's real title (a
+        # final card's title describes the result instead, and is not taken as the call's).
+        title = _title(update)
+        retitled = title is not None and title != call.title
+        if title is not None:
+            call.title = title
+        call.command = _command(update) or call.command
+        moved = status in ("pending", "in_progress") and status != call.status
+        if moved:
             call.status = str(status)
-            actions += self._report(call, StatusText[call.status])
+        if retitled:
+            actions.append(Log("log", f"tool: {call.title} ({call.state})"))
+        if moved or retitled:
+            actions += self._report(call, call.state)
         output = self._terminal_data(update)
         if output is not None:
             self._append_output(call, output)
@@ -347,7 +398,7 @@ class UpdateView:
         call.output = (call.output + data)[-_TAIL_CHARS:]
 
     def _report(self, call: _Call, message: str) -> list[Action]:
-        message = one_line(message)
+        message = call.message(message)
         if not self.progress or message == call.last_report:
             return []
         call.last_report = message
@@ -362,7 +413,7 @@ class UpdateView:
         )
         actions: list[Action] = [Log("log", f"tool: {call.title} ({message})")]
         if self.progress:
-            actions.append(End(call.token, one_line(message)))
+            actions.append(End(call.token, call.message(message)))
         return actions
 
     def _follow(self, call: _Call, update: Mapping[str, Any]) -> list[Action]:

@@ -7,7 +7,8 @@ first workspace folder (else `rootUri`, else the process cwd). Commands (`worksp
   current session and answers `{sessionId, stopReason, reply}` when the turn ends;
 - `acpBridge.cancel`: cancels the current session's prompt (model stream, tools, pending questions);
 - `acpBridge.newSession` (optional argument: an absolute cwd): a fresh session (history, rules) becomes
-  current; a prompt still running in the previous one is cancelled.
+  current; the previous one is closed (a prompt still running there is cancelled, and has stopped when
+  the command answers).
 `shutdown`, `exit` and a closed stdin cancel every prompt, let tools stop (process groups killed), end open
 progress and leave no child process behind. The protocol's stdio moves to private descriptors first, so a
 stray print or a tool's child can never write into (or read from) the LSP stream.
@@ -325,15 +326,17 @@ class LspFace:
     def cancel(self) -> None:
         self.session.cancel()
 
-    def new_session(self, args: tuple[object, ...]) -> dict[str, Any]:
+    async def new_session(self, args: tuple[object, ...]) -> dict[str, Any]:
+        """Make a fresh session current, then close the previous one (its prompt is cancelled and has
+        stopped when this answers; the manager forgets it and its log is ended, so none accumulate)."""
         cwd: object = args[0] if args else self.session.cwd
         try:
             session = self.manager.new_session(cwd)
         except BridgeError as exc:
             raise _bridge_error(exc) from exc
         previous, self.session = self.session, session
-        previous.cancel()
         session.send(session.available_commands_update())
+        await self.manager.close(previous.id)
         return {"sessionId": session.id, "cwd": session.cwd}
 
     async def close(self, why: str) -> None:
@@ -436,8 +439,8 @@ def _cancel(ls: BridgeServer, *args: object) -> None:
     ls.require_face().cancel()
 
 
-def _new_session(ls: BridgeServer, *args: object) -> dict[str, Any]:
-    return ls.require_face().new_session(args)
+async def _new_session(ls: BridgeServer, *args: object) -> dict[str, Any]:
+    return await ls.require_face().new_session(args)
 
 
 async def _answer_received(protocol: LanguageServerProtocol, within: float) -> None:
@@ -467,13 +470,13 @@ def build_server(make_manager: ManagerFactory) -> BridgeServer:
     return server
 
 
-async def serve_lsp(make_manager: ManagerFactory) -> int:
+async def serve_lsp(make_manager: ManagerFactory, *, stdio: tuple[int, int] | None = None) -> int:
     """Serve LSP on this process's stdio until `exit`, stdin EOF, SIGTERM or SIGHUP. Returns the exit
     status: 0, or 1 for an `exit` without `shutdown` (as the LSP specification asks)."""
     if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
         # pygls logs every frame at INFO; that belongs to --log-level debug only.
         logging.getLogger("pygls").setLevel(logging.WARNING)
-    in_fd, out_fd = claim_stdio()
+    in_fd, out_fd = stdio if stdio is not None else claim_stdio()
     server = build_server(make_manager)
     reader = _StdinReader(in_fd)
     writer = _BytesWriter(out_fd)

@@ -25,20 +25,29 @@ The modules (import the names below from this package, not from them):
 - `paths`: `display_path`, `resolve_path`, `relativize_title` and card titles.
 - `budget`: `bound_update`, the per-update byte budget, and the bounded `rawInput`.
 - `blocks`: locations, diff blocks and `_meta.acpBridge`, shared by calls and results.
-- `calls`: `tool_call_started`, `tool_call_status`, `permission_tool_call`, `terminal_output`.
+- `calls`: `tool_call_started`, `tool_call_refined`, `tool_call_status`, `permission_tool_call`,
+  `terminal_output`.
 - `renderers`: each result view's card content (diff, search, read, web, generic, fallback).
 - `results`: `tool_call_completed`, rawOutput and closing a terminal card.
 - `messages`: message chunks and `plan_from_result`.
+- `state`: session-state updates: `mode_update`, `usage_update`, `available_commands`.
 """
 
 # SIGNATURES AGREED WITH THE BRIDGE CORE — keep these names (additions only, with defaults).
 from __future__ import annotations
 
 from .budget import bound_update
-from .calls import permission_tool_call, terminal_output, tool_call_started, tool_call_status
+from .calls import (
+    permission_tool_call,
+    terminal_output,
+    tool_call_refined,
+    tool_call_started,
+    tool_call_status,
+)
 from .messages import agent_message_chunk, agent_thought_chunk, plan_from_result, user_message_chunk
 from .paths import display_path, relativize_title, resolve_path
 from .results import tool_call_completed
+from .state import available_commands, mode_update, usage_update
 from .wire import (
     DEFAULT_MAX_UPDATE_BYTES,
     FINAL_TERMINAL_OUTPUT_CHARS,
@@ -75,15 +84,19 @@ __all__ = [
     "WireContext",
     "agent_message_chunk",
     "agent_thought_chunk",
+    "available_commands",
     "bound_update",
     "display_path",
+    "mode_update",
     "permission_tool_call",
     "plan_from_result",
     "relativize_title",
     "resolve_path",
     "terminal_output",
     "tool_call_completed",
+    "tool_call_refined",
     "tool_call_started",
     "tool_call_status",
+    "usage_update",
     "user_message_chunk",
 ]

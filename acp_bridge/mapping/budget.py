@@ -6,7 +6,7 @@ first (a water level), so short ones stay whole; when too many pieces leave noth
 keeps its identity and says that its content was omitted.
 
 Must not: decide what a card shows; it only shortens what the other modules built (and leaves updates that
-already fit untouched, cheaply: the live-output path calls it for every frame).
+already fit untouched: one serialisation to measure, since the live-output path calls it for every frame).
 """
 
 from __future__ import annotations
@@ -27,18 +27,6 @@ def bound_update(update: Update, max_bytes: int = DEFAULT_MAX_UPDATE_BYTES) -> U
     """Shrink `update` in place (text, diffs, terminal data, raw input/output) until it serialises to at
     most `max_bytes`; exposed so any other update the bridge builds obeys the same budget."""
     return _fit(update, max_bytes)
-
-
-def _upper_bound(value: Any) -> int:
-    """A cheap bound on the serialised size (a char is at most 6 bytes escaped), so the common small
-    update skips a full json.dumps on the hot live-output path."""
-    if isinstance(value, str):
-        return 6 * len(value) + 2
-    if isinstance(value, Mapping):
-        return sum(_upper_bound(k) + _upper_bound(v) + 2 for k, v in value.items()) + 2
-    if isinstance(value, (list, tuple)):
-        return sum(_upper_bound(v) + 1 for v in value) + 2
-    return 24
 
 
 def _shrinkable(update: Update) -> list[tuple[Any, Any]]:
@@ -97,10 +85,8 @@ def _water_level(lengths: Sequence[int], target: int) -> int:
 
 
 def _fit(update: Update, max_bytes: int) -> Update:
-    if _upper_bound(update) <= max_bytes:
-        return update
+    size = _json_size(update)
     for _ in range(4):
-        size = _json_size(update)
         if size <= max_bytes:
             return update
         leaves = _shrinkable(update)
@@ -118,14 +104,14 @@ def _fit(update: Update, max_bytes: int) -> Update:
                 changed = True
         if not changed:
             break
-    if _json_size(update) <= max_bytes:
+        size = _json_size(update)
+    if size <= max_bytes:
         return update
-    return _last_resort(update, max_bytes)
+    return _last_resort(update, max_bytes, size)
 
 
-def _last_resort(update: Update, max_bytes: int) -> Update:
+def _last_resort(update: Update, max_bytes: int, size: int) -> Update:
     """Too many pieces to cut fairly (thousands of blocks): keep the card's identity and say so."""
-    size = _json_size(update)
     notice = f"(content omitted: this update would be {size} bytes, over the {max_bytes}-byte limit)"
     content = update.get("content")
     if isinstance(content, list):

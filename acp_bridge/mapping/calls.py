@@ -1,6 +1,7 @@
 """A call's announcement, from the presenter's call view: the `tool_call` update
-(`tool_call_started`), the `toolCall` a permission request carries (`permission_tool_call`), status-only
-updates (`tool_call_status`) and a running terminal card's live output (`terminal_output`).
+(`tool_call_started`), the update that turns a card announced while its arguments streamed into the full
+one (`tool_call_refined`), the `toolCall` a permission request carries (`permission_tool_call`),
+status-only updates (`tool_call_status`) and a running terminal card's live output (`terminal_output`).
 
 A terminal card's title is the command on one line; the command is also shown in full in a ```console
 block when the title could not show it, when approving, or when the client has no terminal widget. With the
@@ -50,6 +51,24 @@ def tool_call_started(
     }
     _put_card_fields(update, card, arguments, view)
     return _fit(update, ctx.max_update_bytes)
+
+
+def tool_call_refined(
+    ctx: WireContext,
+    call_id: str,
+    tool_name: str,
+    arguments: Any,
+    view: CallViewT | None,
+    status: ToolStatus,
+) -> Update:
+    """The `tool_call_update` that turns a card announced early (`tool_call_started` while the model still
+    streamed the arguments) into the full card: the fields `tool_call_started` would send, with content
+    and locations always set, since an update replaces them and none of the early card's may linger."""
+    update = tool_call_started(ctx, call_id, tool_name, arguments, view, status)
+    update["sessionUpdate"] = "tool_call_update"
+    update.setdefault("content", [])
+    update.setdefault("locations", [])
+    return update
 
 
 def tool_call_status(ctx: WireContext, call_id: str, status: ToolStatus) -> Update:

@@ -1,7 +1,8 @@
-"""Paths and titles: `resolve_path` (absolute and normalised, for locations and diffs), `display_path`
-(relative to the session cwd when inside it: the `..` path-segment rule) and the title rewriting that shows
-a card's paths, and any other path token under the cwd, relative to it; `_card_title` makes the result a
-single line.
+"""Paths and titles: `resolve_path` (absolute and normalised, for locations and diffs) and `display_path`
+(relative to the session cwd when inside it: the `..` path-segment rule) are the tools' own rules
+(`presenters.paths.resolve` and `display_path`, one implementation for tools, policy and cards); here is the
+title rewriting that shows a card's paths, and any other path token under the cwd, relative to it;
+`_card_title` makes the result a single line.
 
 Must not: touch the file system (paths are strings here: no realpath, no existence checks) or build
 card content.
@@ -15,8 +16,14 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Final
 
+from presenters.paths import display_path as display_path
+from presenters.paths import relative_inside, resolve
+
 from .text import _one_line
 from .wire import WireContext
+
+# The mapping's name for the tools' rule: absolute against the cwd, `~` expanded, normalised.
+resolve_path = resolve
 
 # A path occurrence in a title must not be glued to more path characters on its left ("/x/p/a" does
 # not contain the path "/p/a"), nor continue a name on its right ("/p/src2" does not contain "/p/src";
@@ -26,16 +33,6 @@ _PATH_LEFT_EDGE: Final = r"(?<![\w.\-/~])"
 _PATH_RIGHT_EDGE: Final = r"(?![\w~]|[.\-][\w.\-~])"
 _TOKEN_REST: Final = r"/[^\s'\"`()\[\]{}<>,;|&]*"
 _TRAILING_PUNCT: Final = ".,:;!?"
-
-
-def display_path(path: str, cwd: str) -> str:
-    """`path` relative to `cwd` when inside it (the `..` segment rule), else unchanged.
-
-    "Unchanged" means absolute: a relative `path` is resolved against `cwd` first, and a path outside
-    `cwd` is returned normalised and absolute so the reader sees where it really is."""
-    absolute = resolve_path(path, cwd)
-    inside = _relative_inside(absolute, os.path.normpath(cwd))
-    return absolute if inside is None else inside
 
 
 def relativize_title(title: str, paths: Mapping[str, str] | list[str], cwd: str) -> str:
@@ -65,22 +62,6 @@ def relativize_title(title: str, paths: Mapping[str, str] | list[str], cwd: str)
     return pattern.sub(lambda m: pairs[m.group(0)], title)
 
 
-def resolve_path(path: str, cwd: str) -> str:
-    """`path` made absolute against `cwd` and normalised (for locations and diffs)."""
-    return os.path.normpath(os.path.join(cwd, path))
-
-
-def _relative_inside(absolute: str, cwd: str) -> str | None:
-    """`absolute` (normalised) relative to `cwd` (normalised) when inside it, else None. Prefix on a
-    segment boundary: "/p/..cache/x" is inside "/p" ("..cache" is a name), "/p2/x" is not."""
-    if absolute == cwd:
-        return "."
-    prefix = cwd if cwd.endswith("/") else cwd + "/"
-    if absolute.startswith(prefix):
-        return absolute[len(prefix) :]
-    return None
-
-
 def _relativize_cwd_tokens(title: str, cwd: str) -> str:
     """Relativise any other path token under cwd that the card did not list (e.g. a search directory
     a presenter put in its title). Tokens that normalise outside cwd stay as written."""
@@ -97,7 +78,7 @@ def _relativize_cwd_tokens(title: str, cwd: str) -> str:
         if stripped.endswith("/"):
             stripped = token  # the dots were path segments ("/p/." or "/p/a/.."), not punctuation
         trail = token[len(stripped) :]
-        inside = _relative_inside(os.path.normpath(stripped), base)
+        inside = relative_inside(os.path.normpath(stripped), base)
         return token if inside is None else inside + trail
 
     return pattern.sub(replace, title)

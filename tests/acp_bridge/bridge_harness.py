@@ -110,6 +110,7 @@ class Bridge:
         self.client = client
         self.stderr_path = stderr_path
         self.frames: list[dict[str, Any]] = []
+        self.arrivals: list[float] = []  # time.perf_counter() when each of `frames` was read
         self.raw_lines: list[bytes] = []
         self.schema_errors: list[str] = []
         self._sdk_reader = asyncio.StreamReader(limit=LINE_LIMIT)
@@ -173,6 +174,7 @@ class Bridge:
                 frame = {"__unparsable__": line.decode(errors="replace")}
             if isinstance(frame, dict):
                 self.frames.append(frame)
+                self.arrivals.append(time.perf_counter())
                 self._validate(frame)
             self._sdk_reader.feed_data(line)
             self._changed.set()
@@ -229,6 +231,14 @@ class Bridge:
 
     def call_updates(self, call_id: str, session_id: str | None = None) -> list[dict[str, Any]]:
         return [u for u in self.updates(session_id) if u.get("toolCallId") == call_id]
+
+    def arrival(self, predicate: Callable[[dict[str, Any]], bool], after: float = 0.0) -> float:
+        """When (time.perf_counter) the first frame read after `after` that matches `predicate` arrived:
+        the bridge's own latency, without the client library's handling of the frame."""
+        for frame, at in zip(self.frames, self.arrivals, strict=True):
+            if at > after and predicate(frame):
+                return at
+        raise LookupError("no such frame")
 
     def responses(self, request_id: Any) -> list[dict[str, Any]]:
         return [f for f in self.frames if "method" not in f and f.get("id", "missing") == request_id]

@@ -1,6 +1,7 @@
 """Small tools the bridge tests load into a real bridge (`--extra-tools tests.acp_bridge.bridge_tools:tools`).
 
-- `nap`: sleeps `seconds`, concurrency-safe, returns its label (parallelism and timing);
+- `nap`: sleeps `seconds`, concurrency-safe, returns its label (parallelism and timing); with `context`,
+  it also defers that text as a context message for the model (`ctx.defer_context`);
 - `chatter`: a terminal card that reports `chunks` chunks of `size` characters as live progress (coalescing);
 - `explode`: its presenter raises (a generic card must still appear and the turn go on);
 - `stubborn`: ignores cancellation for `seconds` (the bridge must still answer a cancel promptly).
@@ -13,11 +14,13 @@ import asyncio
 from pydantic import BaseModel
 
 from registry_core import (
+    ContextMessage,
     GenericCallView,
     Output,
     TerminalCallView,
     TerminalOutputProgress,
     TerminalResultView,
+    TextBlock,
     ToolDefinition,
     ToolRunContext,
     define_tool,
@@ -27,6 +30,7 @@ from registry_core import (
 class NapArgs(BaseModel):
     seconds: float = 0.0
     label: str = "nap"
+    context: str | None = None
 
 
 class ChatterArgs(BaseModel):
@@ -41,6 +45,8 @@ class ExplodeArgs(BaseModel):
 
 async def _nap(args: NapArgs, ctx: ToolRunContext) -> str:
     await asyncio.sleep(args.seconds)
+    if args.context is not None:
+        ctx.defer_context(ContextMessage((TextBlock(args.context),)))
     return args.label
 
 

@@ -29,6 +29,20 @@ def _alive(processes: list[psutil.Process]) -> list[psutil.Process]:
     return out
 
 
+def _stopped(frame: dict[str, Any]) -> bool:
+    """The response to a prompt, stopped as `cancelled`."""
+    result = frame.get("result")
+    return "method" not in frame and isinstance(result, dict) and result.get("stopReason") == "cancelled"
+
+
+async def _cancel_latency(bridge: Any, session_id: str) -> float:
+    """Send session/cancel; seconds from it being sent to the prompt's `cancelled` response arriving."""
+    await bridge.conn.cancel(session_id=session_id)
+    sent = time.perf_counter()
+    await bridge.wait_for(lambda: any(_stopped(f) for f in bridge.frames), within=3)
+    return bridge.arrival(_stopped) - sent
+
+
 async def _start(bridges: StartBridge, tmp_path: Path, workspace: Path, steps: list[dict[str, Any]],
                  *args: str, client: RecordingClient | None = None) -> tuple[Any, str]:  # fmt: skip
     bridge = await bridges(*args, model=write_script(tmp_path / "script.json", [steps, [{"text": "after"}]]),
@@ -47,10 +61,8 @@ async def test_cancel_during_sleep_30_answers_cancelled_within_a_second_and_kill
     prompt = asyncio.ensure_future(bridge.prompt(session_id, "sleep"))
     await bridge.wait_for(lambda: any(p.name() == "sleep" for p in bridge.descendants()))
     tree = bridge.descendants()
-    started = time.perf_counter()
-    await bridge.conn.cancel(session_id=session_id)
+    assert await _cancel_latency(bridge, session_id) < 1.0
     assert await asyncio.wait_for(prompt, 2) == "cancelled"
-    assert time.perf_counter() - started < 1.0
     await asyncio.sleep(0.1)
     assert not _alive(tree), "the cancelled command's processes survived"
     final = bridge.call_updates("s1")[-1]
@@ -74,10 +86,8 @@ async def test_cancel_withdraws_a_pending_permission_question(
     )
     prompt = asyncio.ensure_future(bridge.prompt(session_id, "go"))
     await bridge.wait_for(lambda: bool(bridge.client.permission_requests))
-    started = time.perf_counter()
-    await bridge.conn.cancel(session_id=session_id)
+    assert await _cancel_latency(bridge, session_id) < 1.0
     assert await asyncio.wait_for(prompt, 2) == "cancelled"
-    assert time.perf_counter() - started < 1.0
     permission = next(f for f in bridge.frames if f.get("method") == "session/request_permission")
     withdrawn = [f for f in bridge.frames if f.get("method") == "$/cancel_request"]
     assert [f["params"]["requestId"] for f in withdrawn] == [permission["id"]]
@@ -91,10 +101,11 @@ async def test_cancel_answers_promptly_even_when_a_tool_ignores_it(
     bridge, session_id = await _start(bridges, tmp_path, workspace, [{"tool_calls": [stubborn]}])
     prompt = asyncio.ensure_future(bridge.prompt(session_id, "go"))
     await bridge.wait_for(lambda: bool(bridge.call_updates("x1")))
-    started = time.perf_counter()
-    await bridge.conn.cancel(session_id=session_id)
+    # The tool ignores the cancel, so the answer comes when CANCEL_GRACE (0.75 s) runs out: the issue's
+    # "within 1 s" leaves 0.25 s for the bridge's own work, measured from the cancel frame being sent to
+    # the response frame being read (no spawn, no client library), so a loaded machine still fits.
+    assert await _cancel_latency(bridge, session_id) < 1.0
     assert await asyncio.wait_for(prompt, 3) == "cancelled"
-    assert time.perf_counter() - started < 1.0
     assert bridge.call_updates("x1")[-1]["status"] == "failed"
 
 
@@ -135,9 +146,11 @@ async def test_session_close_cancels_the_running_prompt_then_frees_the_session(
     prompt = asyncio.ensure_future(bridge.prompt(session_id, "sleep"))
     await bridge.wait_for(lambda: any(p.name() == "sleep" for p in bridge.descendants()))
     tree = bridge.descendants()
-    started = time.perf_counter()
-    await asyncio.wait_for(bridge.conn.close_session(session_id=session_id), 2)
-    assert time.perf_counter() - started < 1.0
+    closing = asyncio.ensure_future(bridge.conn.close_session(session_id=session_id))
+    sent = time.perf_counter()
+    await asyncio.wait_for(closing, 2)
+    closed = bridge.arrival(lambda f: "method" not in f and f.get("result") == {}, after=sent)
+    assert closed - sent < 1.0
     assert await asyncio.wait_for(prompt, 1) == "cancelled"
     assert not _alive(tree), "the closed session's processes survived"
     assert bridge.call_updates("s1")[-1]["status"] == "failed"

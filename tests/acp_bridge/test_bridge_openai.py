@@ -257,3 +257,40 @@ async def test_a_call_announced_mid_stream_is_closed_when_the_step_never_complet
     assert (early["sessionUpdate"], early["status"]) == ("tool_call", "pending")
     assert final["status"] == "failed"
     assert reason in final["rawOutput"]["error"]["message"]
+
+
+async def test_deferred_contexts_follow_all_of_a_steps_tool_results_live_and_after_a_reload(
+    bridges: StartBridge, server: FakeOpenAIServer, workspace: Path, tmp_path: Path
+) -> None:
+    # OpenAI-compatible APIs answer 400 to a user message between the tool messages of one assistant
+    # message. Both calls defer a context; the first asked settles last.
+    calls = [
+        {
+            "id": "call_slow",
+            "name": "nap",
+            "arguments": {"seconds": 0.3, "label": "slow", "context": "ctx slow"},
+        },
+        {
+            "id": "call_fast",
+            "name": "nap",
+            "arguments": {"seconds": 0, "label": "fast", "context": "ctx fast"},
+        },
+    ]
+    server.enqueue(chat(tool_calls=calls), chat(text="Both rested."))
+    state = str(tmp_path / "state")
+    bridge, session_id = await _start(bridges, server, workspace, None, "test-key", "--state-dir", state)
+    assert await bridge.prompt(session_id, "nap twice") == "end_turn"
+    live = _messages(server, 1)
+    assert [m["role"] for m in live] == ["system", "user", "assistant", "tool", "tool", "user", "user"]
+    assert [m["tool_call_id"] for m in live[3:5]] == ["call_slow", "call_fast"]
+    assert [m["content"] for m in live[5:]] == ["ctx slow", "ctx fast"]
+    await bridge.stop()
+
+    # A reloaded session tells the model the same conversation, in the same order.
+    server.enqueue(chat(text="Still rested."))
+    again, _ = await _start(bridges, server, workspace, None, "test-key", "--state-dir", state)
+    await again.conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+    assert await again.prompt(session_id, "and now?") == "end_turn"
+    reloaded = _messages(server, 2)
+    assert reloaded[: len(live)] == live
+    assert [m["role"] for m in reloaded[len(live) :]] == ["assistant", "user"]

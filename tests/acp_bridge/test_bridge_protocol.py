@@ -219,11 +219,17 @@ async def test_two_sessions_run_at_once_and_stay_isolated(
     other.mkdir()
     first, second = await bridge.new_session(workspace), await bridge.new_session(other)
     assert first != second
-    started = time.perf_counter()
     stops = await asyncio.gather(bridge.prompt(first, "go"), bridge.prompt(second, "go"))
-    elapsed = time.perf_counter() - started
     assert stops == ["end_turn", "end_turn"]
-    assert elapsed < 1.1  # both naps overlapped
+    # Both naps overlapped: each session's card went in_progress before the other's completed (from the
+    # order of the frames, not from a wall-clock bound a loaded machine could miss).
+    order = [
+        (f["params"]["sessionId"], f["params"]["update"]["status"])
+        for f in bridge.frames
+        if f.get("method") == "session/update" and f["params"]["update"].get("status")
+    ]
+    for one, other in ((first, second), (second, first)):
+        assert order.index((one, "in_progress")) < order.index((other, "completed"))
     for session_id in (first, second):
         updates = bridge.updates(session_id)
         # Each session replays the script from its own first turn: its own card, its own text.
@@ -260,6 +266,26 @@ async def test_logs_never_reach_stdout_even_at_debug(
     assert bridge.raw_lines
     for line in bridge.raw_lines:
         assert json.loads(line)["jsonrpc"] == "2.0"
+
+
+async def test_output_while_setting_up_never_reaches_the_protocol_stream(
+    bridges: StartBridge, tmp_path: Path, workspace: Path
+) -> None:
+    # stdio is claimed before the tools are loaded: an --extra-tools module printing (or writing to fd 1)
+    # at import lands on stderr, and every stdout line stays a JSON-RPC frame.
+    bridge = await bridges(
+        "--extra-tools", "tests.acp_bridge.noisy_tools:tools", model=_one_turn(tmp_path, {"text": "quiet"})
+    )
+    await bridge.initialize()
+    session_id = await bridge.new_session(workspace)
+    assert await bridge.prompt(session_id, "go") == "end_turn"
+    await bridge.stop()
+    stderr = bridge.stderr_text()
+    for noise in ("print at import", "raw write to fd 1 at import", "print from tools()"):
+        assert f"noisy_tools: {noise}" in stderr
+    assert bridge.raw_lines
+    for line in bridge.raw_lines:
+        assert json.loads(line)["jsonrpc"] == "2.0", line
 
 
 @pytest.mark.parametrize("how", ["stdin EOF", "SIGTERM", "SIGHUP"])

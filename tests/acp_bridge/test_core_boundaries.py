@@ -1,6 +1,14 @@
-"""Invariants of the core/face split, checked on the source: the session core (sessions, turn loop,
-permissions, replay, live output, editor file access, store) imports no transport, no face and no ACP
-SDK, so the ACP face and the LSP face share it unchanged; and only the demo (a client) uses the SDK."""
+"""Invariants of the package layering, checked on the source (docs/architecture.md):
+
+- the session core (sessions, turn loop, permissions, replay, live output, editor file access, store, the
+  mapping, the model backends) imports no transport, no face and no ACP SDK, so the ACP face and the LSP
+  face share it unchanged; and only the demo (a client) uses the SDK;
+- `registry_core` imports nothing from `presenters` or `acp_bridge`; `presenters` nothing from `acp_bridge`;
+- `acp_bridge.mapping` is pure: no asyncio, no I/O, no process or network module.
+
+Relative imports are resolved against the importing module's package, and `from X import name` also
+counts as an import of `X.name` (it may be a module), so `from . import connection` is caught.
+"""
 
 from __future__ import annotations
 
@@ -9,42 +17,156 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[2] / "acp_bridge"
-CORE = ["channel", "sessions", "turn", "replay", "permissions", "live_output", "client_fs", "store", "errors"]
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE = REPO / "acp_bridge"
+CORE = [
+    "channel",
+    "sessions",
+    "turn",
+    "replay",
+    "permissions",
+    "live_output",
+    "client_fs",
+    "store",
+    "errors",
+    "settings",
+    "mapping",
+    "models",
+]
 FORBIDDEN_IN_CORE = (
     "acp",
     "acp_bridge.jsonrpc",
     "acp_bridge.connection",
     "acp_bridge.lsp",
+    "acp_bridge.cli",
+    "acp_bridge.demo",
+    "acp_bridge.demo_render",
     "pygls",
     "lsprotocol",
 )
+# What would make the mapping impure: an event loop, files, processes, sockets, HTTP, threads.
+IMPURE = (
+    "asyncio",
+    "io",
+    "pathlib",
+    "shutil",
+    "tempfile",
+    "glob",
+    "subprocess",
+    "multiprocessing",
+    "threading",
+    "concurrent",
+    "socket",
+    "selectors",
+    "select",
+    "ssl",
+    "http",
+    "urllib.request",
+    "httpx",
+    "signal",
+    "sqlite3",
+)
 
 
-def _imports(module: str) -> set[str]:
-    tree = ast.parse((PACKAGE / f"{module}.py").read_text())
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path, source: str | None = None) -> set[str]:
+    """Every module `path` imports, as absolute dotted names (relative ones resolved)."""
+    tree = ast.parse(source if source is not None else path.read_text())
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = "acp_bridge." + (node.module or "") if node.level else (node.module or "")
-            found.add(base.rstrip("."))
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, *([node.module] if node.module else [])])
+            else:
+                base = node.module or ""
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
     return found
+
+
+def _sources(target: str) -> list[Path]:
+    path = REPO / (target.replace(".", "/"))
+    if path.is_dir():
+        return sorted(path.rglob("*.py"))
+    return [path.with_suffix(".py")]
+
+
+def _violations(paths: list[Path], forbidden: tuple[str, ...]) -> dict[str, list[str]]:
+    bad: dict[str, list[str]] = {}
+    for path in paths:
+        names = sorted(
+            name for name in imports_of(path) for f in forbidden if name == f or name.startswith(f + ".")
+        )
+        if names:
+            bad[str(path.relative_to(REPO))] = names
+    return bad
 
 
 @pytest.mark.parametrize("module", CORE)
 def test_the_core_imports_no_transport_face_or_sdk(module: str) -> None:
-    bad = {
-        name for name in _imports(module) for f in FORBIDDEN_IN_CORE if name == f or name.startswith(f + ".")
-    }
-    assert not bad, f"acp_bridge/{module}.py imports {sorted(bad)}"
+    bad = _violations(_sources(f"acp_bridge.{module}"), FORBIDDEN_IN_CORE)
+    assert not bad, bad
 
 
 def test_only_the_demo_client_imports_the_acp_sdk() -> None:
     users = {
         path.stem
-        for path in PACKAGE.glob("*.py")
-        if any(name == "acp" or name.startswith("acp.") for name in _imports(path.stem))
+        for path in PACKAGE.rglob("*.py")
+        if any(name == "acp" or name.startswith("acp.") for name in imports_of(path))
     }
     assert users <= {"demo"}, users
+
+
+def test_the_registry_imports_neither_the_tools_nor_the_bridge() -> None:
+    bad = _violations(_sources("registry_core"), ("presenters", "acp_bridge"))
+    assert not bad, bad
+
+
+def test_the_tools_import_nothing_from_the_bridge() -> None:
+    bad = _violations(_sources("presenters"), ("acp_bridge",))
+    assert not bad, bad
+
+
+def test_the_mapping_is_pure() -> None:
+    bad = _violations(_sources("acp_bridge.mapping"), IMPURE)
+    assert not bad, bad
+    # Of the tools it may use the pure path rules only.
+    tools = _violations(_sources("acp_bridge.mapping"), ("presenters",))
+    allowed = {
+        "presenters.paths",
+        *(f"presenters.paths.{n}" for n in ("display_path", "relative_inside", "resolve")),
+    }
+    assert {name for names in tools.values() for name in names} <= allowed, tools
+
+
+@pytest.mark.parametrize(
+    ("where", "source", "forbidden"),
+    [
+        ("acp_bridge/turn.py", "from . import connection\n", FORBIDDEN_IN_CORE),
+        ("acp_bridge/mapping/calls.py", "from .. import jsonrpc\n", FORBIDDEN_IN_CORE),
+        ("acp_bridge/mapping/calls.py", "from ..lsp.channel import LspChannel\n", FORBIDDEN_IN_CORE),
+        ("acp_bridge/mapping/text.py", "import asyncio\n", IMPURE),
+        ("acp_bridge/mapping/text.py", "from urllib.request import urlopen\n", IMPURE),
+        ("registry_core/pipeline.py", "from presenters import paths\n", ("presenters", "acp_bridge")),
+        (
+            "registry_core/pipeline.py",
+            "from acp_bridge.mapping import Update\n",
+            ("presenters", "acp_bridge"),
+        ),
+        ("presenters/read.py", "import acp_bridge.mapping\n", ("acp_bridge",)),
+    ],
+)
+def test_each_check_sees_a_violation(where: str, source: str, forbidden: tuple[str, ...]) -> None:
+    """The checks above would fail on these imports (so none of them passes vacuously)."""
+    names = imports_of(REPO / where, source)
+    assert any(name == f or name.startswith(f + ".") for name in names for f in forbidden), names

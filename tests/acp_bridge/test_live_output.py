@@ -55,14 +55,19 @@ async def test_nothing_is_sent_after_close_and_nothing_at_all_for_no_output() ->
     assert not out.sent
 
 
-async def test_a_congested_client_gets_no_frames_and_memory_stays_bounded(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def _congested(monkeypatch: pytest.MonkeyPatch, *, deltas: bool) -> tuple[Frames, LiveOutput]:
+    """A client reading too slowly (its backlog over the mark), with a 50 kB cap on unsent output."""
     monkeypatch.setattr(live_output, "MAX_UNSENT", 50_000)
     monkeypatch.setattr(live_output, "_KEEP_WHEN_DROPPING", 10_000)
     frames = Frames()
     frames.backlog = live_output.CONGESTED_BACKLOG + 1
-    out = LiveOutput(frames.send, deltas=True, backlog=lambda: frames.backlog)
+    return frames, LiveOutput(frames.send, deltas=deltas, backlog=lambda: frames.backlog)
+
+
+async def test_a_congested_client_gets_no_frames_and_memory_stays_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    frames, out = _congested(monkeypatch, deltas=True)
     for _ in range(100):
         out.feed("x" * 1000)
     assert frames.sent == []
@@ -89,3 +94,24 @@ async def test_without_the_opt_in_frames_carry_a_bounded_tail_at_most_every_100_
     assert tail.endswith("more\n")
     assert tail.startswith("…\n")
     assert tail.count("\n") <= live_output.TAIL_LINES + 1
+
+
+async def test_without_the_opt_in_nothing_but_the_tail_is_kept_for_a_congested_client(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A tail frame is rendered from the kept tail alone: buffering (and then dropping) the unsent output
+    # would only cost memory and a join of up to MAX_UNSENT characters.
+    frames, out = _congested(monkeypatch, deltas=False)
+    for i in range(100):
+        out.feed(f"{i:03} " + "x" * 995 + "\n")
+    await asyncio.sleep(0.12)
+    assert frames.sent == []
+    assert out.dropped == 0
+    frames.backlog = 0
+    await asyncio.sleep(0.12)
+    assert len(frames.sent) == 1
+    delta, tail = frames.sent[0]
+    assert delta == ""
+    assert tail.endswith("099 " + "x" * 995 + "\n")
+    assert "skipped" not in tail
+    out.close()

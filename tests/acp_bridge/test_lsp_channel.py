@@ -23,6 +23,8 @@ from acp_bridge.permissions import PolicyConfig, SessionPermissions, permission_
 from registry_core import ToolResult, text
 from registry_core.presentation import FileLocation, GenericCallView, TerminalCallView
 
+from .lsp_fakes import FakeDocuments, FakeTransport
+
 FULL = EditorFeatures(
     work_done_progress=True,
     show_message_request=True,
@@ -32,46 +34,6 @@ FULL = EditorFeatures(
     create_files=True,
     change_annotations=True,
 )
-
-
-class FakeTransport:
-    def __init__(self) -> None:
-        self.closed = False
-        self.sent: list[tuple[str, Any]] = []  # notifications and requests, in order
-        self.answers: dict[str, Callable[[Any], Any]] = {}
-
-    def notify(self, method: str, params: Any) -> None:
-        self.sent.append((method, params))
-
-    async def request(self, method: str, params: Any) -> Any:
-        self.sent.append((method, params))
-        answer = self.answers.get(method, lambda _params: None)(params)
-        if asyncio.iscoroutine(answer):
-            answer = await answer
-        return answer
-
-    def backlog(self) -> int:
-        return 0
-
-    async def drain(self) -> None:
-        return None
-
-    def of(self, method: str) -> list[Any]:
-        return [params for m, params in self.sent if m == method]
-
-
-class FakeDocuments:
-    def __init__(self) -> None:
-        self.open: dict[str, OpenDocument] = {}
-
-    def find(self, path: str) -> OpenDocument | None:
-        return self.open.get(path)
-
-    def uri_for(self, path: str) -> str:
-        return self.open[path].uri if path in self.open else "file://" + path
-
-    def units(self, text: str) -> int:
-        return len(text.encode("utf-16-le")) // 2
 
 
 def make(
@@ -169,8 +131,7 @@ async def test_follow_shows_the_file_at_the_line_without_focus(tmp_path: Path) -
     )
     channel.send_update("s", mapping.tool_call_started(ctx, "c1", "read", {}, view, "in_progress"))
     channel.send_update("s", mapping.tool_call_started(ctx, "c2", "read", {}, missing, "in_progress"))
-    await settle()
-    await asyncio.sleep(0.05)  # the existence check runs in a thread
+    await channel.settled()  # the existence check runs in a thread
     (shown,) = transport.of(types.WINDOW_SHOW_DOCUMENT)
     assert shown.uri == f"file://{target}" and shown.take_focus is False
     assert shown.selection == types.Range(types.Position(11, 0), types.Position(12, 0))
@@ -188,7 +149,9 @@ async def test_no_show_document_when_the_client_cannot_or_follow_is_off(tmp_path
     ):
         ctx = mapping.WireContext(cwd=str(tmp_path))
         channel.send_update("s", mapping.tool_call_started(ctx, "c1", "read", {}, view, "in_progress"))
-        await asyncio.sleep(0.05)
+        # Settled: a showDocument would have been sent by now (as the test above shows with follow on).
+        await channel.settled()
+        assert transport.of(types.PROGRESS)  # the update was derived (its progress began)
         assert transport.of(types.WINDOW_SHOW_DOCUMENT) == []
 
 
@@ -219,6 +182,27 @@ async def test_permission_is_a_warning_message_request(tmp_path: Path, answer: A
     assert params.type == types.MessageType.Warning
     assert "$ rm -rf build" in params.message
     assert [a.title for a in params.actions] == ["Allow once", "Always allow", "Reject", "Always reject"]
+
+
+async def test_the_calls_progress_waits_for_approval_while_the_question_is_open(tmp_path: Path) -> None:
+    channel, transport, _ = make(tmp_path)
+    ctx = mapping.WireContext(cwd=str(tmp_path))
+    view = TerminalCallView(title="rm -rf build")
+    channel.send_update(
+        "s", mapping.tool_call_started(ctx, "c1", "bash", {"command": "rm -rf build"}, view, "pending")
+    )
+    await channel.settled()
+    transport.answers[types.WINDOW_SHOW_MESSAGE_REQUEST] = lambda _p: types.MessageActionItem(
+        title="Allow once"
+    )
+    call, options = _bash_request(tmp_path)
+    await channel.request_permission("s", call, options)
+    asked = [
+        p.value.message if method == types.PROGRESS else method
+        for method, p in transport.sent
+        if method in (types.PROGRESS, types.WINDOW_SHOW_MESSAGE_REQUEST)
+    ]
+    assert asked == ["pending", "waiting for your approval", types.WINDOW_SHOW_MESSAGE_REQUEST]
 
 
 async def test_without_the_capability_the_call_is_denied_visibly(tmp_path: Path) -> None:

@@ -136,14 +136,65 @@ def test_carriage_return_redraws_and_colours_show_what_the_terminal_shows() -> N
     assert last_output_line("\n\n") is None
 
 
-def test_pending_call_reports_waiting_then_running() -> None:
+def test_a_pending_call_waits_for_approval_only_while_the_editor_asks() -> None:
     view = _view()
     begin = _of(view.feed("s", _bash_started(META, "pending")), Begin)[0]
-    assert begin.message == "waiting for your approval"
+    assert begin.message == "pending"  # the policy will ask, but no question is open yet
+    assert view.asking("s", "c1") == [Report(begin.token, "waiting for your approval")]
+    assert view.asking("s", "unknown") == []
+    view.answered("s", "c1")
     moved = view.feed("s", mapping.tool_call_status(META, "c1", "in_progress"))
     assert moved == [Report(begin.token, "running")]
     # The same status again is not news.
     assert view.feed("s", mapping.tool_call_status(META, "c1", "in_progress")) == []
+
+
+def _refinement(card: dict[str, Any]) -> dict[str, Any]:
+    """The `tool_call_update` the turn sends when a call announced while streaming is complete (as
+    `acp_bridge.turn` relabels the full card)."""
+    return {"content": [], "locations": [], **card, "sessionUpdate": "tool_call_update"}
+
+
+def test_a_call_announced_while_streaming_takes_its_refined_title() -> None:
+    view = _view()
+    # The early card: the arguments are still streaming, so the title is the tool's name.
+    early = mapping.tool_call_started(PLAIN, "c1", "bash", None, None, "pending")
+    started = view.feed("s", early)
+    (begin,) = _of(started, Begin)
+    assert (begin.title, begin.message) == ("bash", "pending")  # not "waiting for your approval"
+    assert _of(started, Log) == [Log("log", "tool: bash (pending)")]
+    # The step completed: the card is refined with the call's title, kind and arguments.
+    refined = mapping.tool_call_started(
+        PLAIN, "c1", "bash", {"command": "npm test"}, TerminalCallView(title="npm test"), "pending"
+    )
+    actions = view.feed("s", _refinement(refined))
+    assert actions == [Log("log", "tool: npm test (pending)"), Report(begin.token, "npm test: pending")]
+    assert view.asking("s", "c1") == [Report(begin.token, "npm test: waiting for your approval")]
+    view.answered("s", "c1")
+    assert view.feed("s", mapping.tool_call_status(PLAIN, "c1", "in_progress")) == [
+        Report(begin.token, "npm test: running")
+    ]
+    # The refined rawInput's command tells the command apart from its output in the console fallback.
+    live = mapping.terminal_output(
+        PLAIN, "c1", "", "PASS a.test\n", call_view=TerminalCallView(title="npm test")
+    )
+    assert _of(view.feed("s", live), Report) == [Report(begin.token, "npm test: PASS a.test")]
+    result, result_view = _ok("PASS a.test\n")
+    final = mapping.tool_call_completed(
+        PLAIN, "c1", "bash", {"command": "npm test"}, TerminalCallView(title="npm test"), result, result_view
+    )
+    actions = [a for u in final for a in view.feed("s", u)]
+    assert _of(actions, End) == [End(begin.token, "npm test: completed")]
+    assert _of(actions, Log) == [Log("log", "tool: npm test (completed)")]
+
+
+def test_a_refinement_that_allows_at_once_reports_running_under_its_title() -> None:
+    view = _view()
+    early = mapping.tool_call_started(PLAIN, "r1", "read", None, None, "pending")
+    token = _of(view.feed("s", early), Begin)[0].token
+    card = GenericCallView(title="Read a.py", kind="read")
+    refined = mapping.tool_call_started(PLAIN, "r1", "read", {"file_path": "a.py"}, card, "in_progress")
+    assert _of(view.feed("s", _refinement(refined)), Report) == [Report(token, "Read a.py: running")]
 
 
 def test_failed_call_ends_with_the_short_reason() -> None:

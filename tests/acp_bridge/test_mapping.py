@@ -24,16 +24,20 @@ from acp_bridge.mapping import (
     WireContext,
     agent_message_chunk,
     agent_thought_chunk,
+    available_commands,
     bound_update,
     display_path,
+    mode_update,
     permission_tool_call,
     plan_from_result,
     relativize_title,
     resolve_path,
     terminal_output,
     tool_call_completed,
+    tool_call_refined,
     tool_call_started,
     tool_call_status,
+    usage_update,
     user_message_chunk,
 )
 from registry_core import ToolFailureInfo, ToolResult
@@ -417,6 +421,31 @@ def test_tool_call_status() -> None:
     update = tool_call_status(PLAIN, "c1", "in_progress")
     assert update == {"sessionUpdate": "tool_call_update", "toolCallId": "c1", "status": "in_progress"}
     assert_wire_update(update)
+
+
+@pytest.mark.parametrize("view", [None, READ_CALL, EDIT_CALL])
+def test_a_refined_card_is_the_full_card_as_an_update_that_replaces_content_and_locations(view: Any) -> None:
+    started = tool_call_started(PLAIN, "c1", "t", {"file_path": "a.py"}, view, "pending")
+    refined = tool_call_refined(PLAIN, "c1", "t", {"file_path": "a.py"}, view, "pending")
+    assert refined["sessionUpdate"] == "tool_call_update"
+    assert {k: v for k, v in refined.items() if k != "sessionUpdate"} == {
+        "content": [],
+        "locations": [],
+        **{k: v for k, v in started.items() if k != "sessionUpdate"},
+    }
+    assert_wire_update(refined)
+
+
+def test_session_state_updates() -> None:
+    assert mode_update("plan") == {"sessionUpdate": "current_mode_update", "currentModeId": "plan"}
+    assert usage_update(120, 64000) == {"sessionUpdate": "usage_update", "used": 120, "size": 64000}
+    assert available_commands([("forget", "Forget rules", None), ("mode", "Switch mode", "mode id")]) == {
+        "sessionUpdate": "available_commands_update",
+        "availableCommands": [
+            {"name": "forget", "description": "Forget rules"},
+            {"name": "mode", "description": "Switch mode", "input": {"hint": "mode id"}},
+        ],
+    }
 
 
 # === live terminal output ============================================================================
@@ -1130,6 +1159,9 @@ def _every_update() -> list[tuple[str, Update]]:
             out.append(
                 (f"{tag}-start-{ci}", tool_call_started(ctx, "c", "t", {"a": 1}, call_view, "pending"))
             )
+            out.append(
+                (f"{tag}-refine-{ci}", tool_call_refined(ctx, "c", "t", {"a": 1}, call_view, "in_progress"))
+            )
             out.append((f"{tag}-live-{ci}", terminal_output(ctx, "c", "x\n", "w\nx\n", call_view=call_view)))
             for ri, result_view in enumerate(RESULT_VIEWS):
                 for xi, result in enumerate(RESULTS):
@@ -1154,6 +1186,11 @@ def _every_update() -> list[tuple[str, Update]]:
         ("agent", agent_message_chunk("a")),
         ("thought", agent_thought_chunk("t")),
         ("user", user_message_chunk("u")),
+        ("usage", usage_update(1200, 64000)),
+        ("commands", available_commands([("forget", "Forget", None), ("mode", "Mode", "mode id")])),
+    ]
+    out += [
+        (f"mode-{mode}", mode_update(mode)) for mode in ("default", "accept_edits", "plan", "full_access")
     ]
     return out
 

@@ -7,16 +7,25 @@ permission question is one awaitable, and nothing here imports the JSON-RPC laye
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import json
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from acp_bridge import sessions
 from acp_bridge.channel import ClientCapabilities, PermissionOutcome
 from acp_bridge.errors import InvalidParams, InvalidRequest, ResourceNotFound
-from acp_bridge.models import ScriptedBackend, parse_script
+from acp_bridge.models import (
+    ScriptedBackend,
+    StepComplete,
+    StepRequest,
+    ToolCallRequest,
+    parse_script,
+)
 from acp_bridge.sessions import CoreConfig, SessionManager
+from registry_core import ToolDefinition
 
 from .bridge_tools import tools
 
@@ -136,3 +145,181 @@ async def test_a_nested_call_is_decided_by_the_policy_too(tmp_path: Path) -> Non
     assert result.is_error
     assert "rejected" in (result.error.message if result.error else "")
     assert [q["toolCallId"] for q in channel.questions] == ["inner"]
+
+
+class ListRecorder:
+    """The `Recorder` of a store, in memory: each session's header and events."""
+
+    def __init__(self) -> None:
+        self.logs: dict[str, tuple[dict[str, Any], list[dict[str, Any]]]] = {}
+
+    def begin(self, session_id: str, cwd: str, roots: tuple[str, ...]) -> None:
+        self.logs[session_id] = ({"cwd": cwd, "roots": list(roots)}, [])
+
+    def append(self, session_id: str, event: Mapping[str, Any]) -> None:
+        self.logs[session_id][1].append(json.loads(json.dumps(event)))
+
+    def end(self, session_id: str) -> None:
+        return None
+
+
+class StepsBackend:
+    """A model whose turns are lists of steps, each the calls it asks for; unlike the scripted model it
+    may reuse a call id in a later turn, as real models do."""
+
+    name = "steps"
+
+    def __init__(self, turns: list[list[list[dict[str, Any]]]]) -> None:
+        self.turns = turns
+
+    async def stream_step(self, request: StepRequest) -> AsyncIterator[StepComplete]:
+        steps = self.turns[request.turn_index]
+        calls = steps[request.step_index] if request.step_index < len(steps) else []
+        yield StepComplete(tuple(ToolCallRequest(c["id"], c["name"], c["arguments"]) for c in calls))
+
+    async def aclose(self) -> None:
+        return None
+
+
+def _turns_manager(
+    channel: FakeChannel,
+    turns: list[list[dict[str, Any]]],
+    *,
+    allow: tuple[str, ...] = ("nap", "stubborn"),
+    recorder: ListRecorder | None = None,
+    extra: Sequence[ToolDefinition] = (),
+    backend: Any = None,
+) -> SessionManager:
+    from acp_bridge.permissions import PolicyConfig
+
+    if backend is None:
+        backend = ScriptedBackend(parse_script({"turns": [{"steps": steps} for steps in turns]}))
+    config = CoreConfig(policy=PolicyConfig(allow_tools=frozenset(allow)))
+    return SessionManager(channel, backend, [*tools(), *extra], config, recorder=recorder)
+
+
+def _completions(channel: FakeChannel, call_id: str, after: int = 0) -> list[dict[str, Any]]:
+    return [
+        u
+        for _, u in channel.updates[after:]
+        if u.get("toolCallId") == call_id and u.get("status") in ("completed", "failed")
+    ]
+
+
+async def test_an_abandoned_turns_late_result_never_completes_the_next_turns_card(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sessions, "CANCEL_GRACE", 0.1)
+    channel = FakeChannel()
+    stuck = {"id": "x1", "name": "stubborn", "arguments": {"seconds": 0.5}}
+    fresh = {"id": "x1", "name": "nap", "arguments": {"seconds": 1.0, "label": "fresh"}}
+    manager = _turns_manager(channel, [], backend=StepsBackend([[[stuck]], [[fresh]]]))
+    session = manager.new_session(str(tmp_path))
+    first = asyncio.ensure_future(session.prompt(TEXT))
+    await asyncio.sleep(0.05)
+    session.cancel()
+    assert await asyncio.wait_for(first, 1) == "cancelled"  # abandoned: `stubborn` still runs
+    mark = len(channel.updates)
+    assert await asyncio.wait_for(session.prompt(TEXT), 3) == "end_turn"
+    # `stubborn` settled (reusing the id x1) while the second turn's `nap` x1 ran: its card waited for
+    # its own result.
+    (done,) = _completions(channel, "x1", mark)
+    assert done["status"] == "completed"
+    assert "fresh" in json.dumps(done)
+    assert "finally" not in json.dumps(done)
+
+
+async def test_a_call_closed_unfinished_is_logged_so_a_reload_shows_and_tells_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sessions, "CANCEL_GRACE", 0.1)
+    channel = FakeChannel()
+    recorder = ListRecorder()
+    stuck = {"id": "x1", "name": "stubborn", "arguments": {"seconds": 0.4}}
+    manager = _turns_manager(channel, [[{"tool_calls": [stuck]}]], recorder=recorder)
+    session = manager.new_session(str(tmp_path))
+    running = asyncio.ensure_future(session.prompt(TEXT))
+    await asyncio.sleep(0.05)
+    session.cancel()
+    assert await asyncio.wait_for(running, 1) == "cancelled"
+    (live,) = _completions(channel, "x1")
+    await asyncio.sleep(0.5)  # the abandoned tool ends: nothing more is logged for it
+    assert [e["type"] for e in recorder.logs[session.id][1]] == ["user", "assistant", "tool/result"]
+
+    replayed = FakeChannel()
+    other = _turns_manager(replayed, [[{"text": "x"}]])
+    loaded = other.load_session(session.id, session.cwd, recorder.logs[session.id])
+    (shown,) = _completions(replayed, "x1")
+    assert shown == live
+    assert loaded.history == session.history
+
+
+async def test_a_nested_call_never_moves_or_borrows_the_card_of_a_top_level_call_with_its_id(
+    tmp_path: Path,
+) -> None:
+    from registry_core import ToolExecutionInput, ToolExecutionToken
+
+    channel = FakeChannel(lambda call: PermissionOutcome("selected", "reject_once"))
+    nap = {"id": "n1", "name": "nap", "arguments": {"seconds": 0.3, "label": "outer"}}
+    manager = _turns_manager(channel, [[{"tool_calls": [nap]}, {"text": "ok"}]], allow=("nap",))
+    session = manager.new_session(str(tmp_path))
+    running = asyncio.ensure_future(session.prompt(TEXT))
+    await asyncio.sleep(0.05)
+    turn = session.turn
+    assert turn is not None
+    # A composite tool's nested call, asking (stubborn is not allowed), under the outer call's id.
+    nested = ToolExecutionInput(
+        "n1",
+        "stubborn",
+        {"seconds": 0},
+        signal=turn.controller.signal,
+        agent=session.agent,
+        parent=ToolExecutionToken("outer"),
+    )
+    assert (await manager.registry.execute(nested)).is_error
+    assert await asyncio.wait_for(running, 2) == "end_turn"
+    assert channel.statuses("n1") == ["in_progress", "completed"]
+    (question,) = channel.questions
+    assert question["title"] == "stubborn"  # its own card, not the outer call's "Nap outer"
+    assert "note" not in json.dumps(_completions(channel, "n1"))
+
+
+async def test_the_gate_reuses_the_announced_decision_unless_a_call_changed_the_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from acp_bridge.permissions import SessionPermissions
+    from presenters import build_tools
+
+    decided: list[str] = []
+    original = SessionPermissions.decide
+
+    def counting(self: SessionPermissions, tool: str, args: Any) -> Any:
+        decided.append(tool)
+        return original(self, tool, args)
+
+    monkeypatch.setattr(SessionPermissions, "decide", counting)
+    workspace, outside = tmp_path / "ws", tmp_path / "outside"
+    workspace.mkdir()
+    outside.mkdir()
+    (outside / "secret.txt").write_text("secret\n")
+    (workspace / "a.txt").write_text("a\n")
+    naps = [{"id": f"n{i}", "name": "nap", "arguments": {"label": str(i)}} for i in range(3)]
+    link = {"id": "b1", "name": "bash", "arguments": {"command": f"ln -s {outside} link"}}
+    read = {"id": "r1", "name": "read", "arguments": {"file_path": "link/secret.txt"}}
+    channel = FakeChannel()
+    manager = _turns_manager(
+        channel,
+        [[{"tool_calls": naps}, {"tool_calls": [link, read]}, {"text": "done"}]],
+        allow=("nap", "bash"),
+        extra=build_tools(),
+    )
+    session = manager.new_session(str(workspace))
+    assert await asyncio.wait_for(session.prompt(TEXT), 10) == "end_turn"
+    # Three naps: decided once each, when their cards were announced.
+    assert decided[:3] == ["nap", "nap", "nap"]
+    assert decided.count("nap") == 3
+    # `bash` made `link` point outside the workspace after `read` was announced (inside, then): the
+    # gate decided again, and asked.
+    assert decided.count("read") == 2
+    assert [q["toolCallId"] for q in channel.questions] == ["r1"]
+    assert channel.statuses("r1") == ["in_progress", "pending", "in_progress", "completed"]

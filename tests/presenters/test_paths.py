@@ -5,7 +5,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from presenters.paths import display_path, is_inside_roots, resolve, session_cwd, session_roots
+from presenters.paths import (
+    display_path,
+    is_inside_roots,
+    relative_inside,
+    resolve,
+    session_cwd,
+    session_roots,
+)
 from registry_core import Agent
 
 
@@ -36,6 +43,31 @@ def test_roots_follow_symlinks(tmp_path: Path) -> None:
     assert not is_inside_roots(str(root / "link" / "f.txt"), [str(root)])
     assert not is_inside_roots(str(tmp_path / "rootish"), [str(root)])
     assert is_inside_roots(str(tmp_path / "out" / "f"), [str(root), str(tmp_path / "out")])
+
+
+def test_relative_inside_is_decided_on_segments() -> None:
+    assert relative_inside("/w/src/a.py", "/w") == "src/a.py"
+    assert relative_inside("/w", "/w") == "."
+    assert relative_inside("/w/..cache", "/w") == "..cache"
+    assert relative_inside("/w2/a", "/w") is None
+    assert relative_inside("/x", "/w") is None
+    assert relative_inside("/etc/hosts", "/") == "etc/hosts"
+
+
+def test_roots_spelled_through_links_and_resolved_once(tmp_path: Path) -> None:
+    # The one rule the permission policy uses too: a path spelled through a link outside every root is
+    # outside (asked about) even when the link points inside; a root that is itself a link works under
+    # either spelling; `real_roots` saves resolving the roots on every call.
+    real = tmp_path / "real"
+    (real / "src").mkdir(parents=True)
+    alias = tmp_path / "alias"
+    alias.symlink_to(real)
+    (tmp_path / "door").symlink_to(real)
+    assert is_inside_roots(str(alias / "src" / "a.py"), [str(alias)])
+    assert is_inside_roots(str(real / "src" / "a.py"), [str(alias)])
+    assert not is_inside_roots(str(tmp_path / "door" / "src" / "a.py"), [str(alias)])
+    assert is_inside_roots(str(alias / "src"), [str(alias)], [str(real)])
+    assert not is_inside_roots(str(tmp_path / "elsewhere"), [str(alias)], [str(real)])
 
 
 def test_session_defaults(tmp_path: Path) -> None:

@@ -4,15 +4,19 @@ spill file, timeouts and cancellation that leave no process of the group alive, 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil  # type: ignore[import-untyped]
 import pytest
 
-from presenters.shell import HEAD_BYTES, TAIL_BYTES
+from presenters import shell
+from presenters.shell import GROUP_RESCAN_S, HEAD_BYTES, KILL_GRACE_S, TAIL_BYTES, _GroupWatch
 from registry_core import CancelController, TerminalCallView, TerminalOutputProgress, TerminalResultView
 
 from .conftest import Session, text_of
@@ -89,6 +93,64 @@ async def test_timeout_fails_with_the_partial_output_and_kills_the_group(session
     assert live_members(pgid) == []
     card = session.result_card("bash", args, result)
     assert isinstance(card, TerminalResultView) and card.output is not None and "timed out" in card.output
+
+
+async def test_the_kill_grace_does_not_scan_all_processes_on_every_poll(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The whole group ignores SIGTERM, so the grace runs to its end before the SIGKILL.
+    scans = 0
+    scandir = os.scandir
+
+    def counting(path: Any = ".") -> Any:
+        nonlocal scans
+        scans += path == "/proc"
+        return scandir(path)
+
+    monkeypatch.setattr(shell.os, "scandir", counting)
+    started = time.monotonic()
+    result = await session.run("bash", {"command": "trap '' TERM; echo $$; sleep 30", "timeout": 200})
+    monkeypatch.undo()
+
+    assert time.monotonic() - started >= 0.2 + KILL_GRACE_S  # the grace ran its course
+    assert result.error is not None and result.error.code == "TIMEOUT"
+    # Polled every 20 ms, but /proc is read whole only every GROUP_RESCAN_S (once, then 0.2 s, 0.4 s).
+    assert 1 <= scans <= KILL_GRACE_S / GROUP_RESCAN_S + 2
+    assert live_members(int(result.meta["output"].split()[0])) == []
+
+
+def test_the_group_watch_finds_members_forked_after_its_first_scan() -> None:
+    # A shell that, once told to, starts a background member, prints its pid, and exits.
+    leader = subprocess.Popen(
+        ["bash", "-c", "read _; sleep 30 & echo $!"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert leader.stdin is not None and leader.stdout is not None
+    late = None
+    try:
+        watch = _GroupWatch(leader.pid)
+        assert watch.alive() and watch.members == [str(leader.pid)]
+        leader.stdin.write(b"go\n")
+        leader.stdin.close()
+        late = int(leader.stdout.readline())
+        leader.wait()
+        assert watch.alive()  # its only known member is gone: a rescan finds the late one
+        assert watch.members == [str(late)]
+        os.kill(late, signal.SIGKILL)
+        deadline = time.monotonic() + 5
+        while watch.alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not watch.alive()
+    finally:
+        if leader.poll() is None:
+            leader.kill()
+            leader.wait()
+        if late is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(late, signal.SIGKILL)
+        leader.stdout.close()
 
 
 async def test_timeout_above_the_maximum_is_rejected(session: Session) -> None:

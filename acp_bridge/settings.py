@@ -1,0 +1,49 @@
+"""The core's settings the command line shows before any of the core is loaded: the permission modes and
+the default step limit. `permissions.py` and `sessions.py` re-export them.
+
+Must not: import anything but the standard library; `cli.build_parser` imports this, and building the
+parser (or answering `--help`) must not load the registry (pydantic), the tools (httpx) or a face.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+DEFAULT_MAX_STEPS = 50
+
+ModeId = Literal["default", "accept_edits", "plan", "full_access"]
+
+
+@dataclass(frozen=True, slots=True)
+class Mode:
+    id: ModeId
+    name: str
+    description: str
+
+
+MODES: dict[str, Mode] = {
+    m.id: m
+    for m in (
+        Mode(
+            "default",
+            "Ask before changes",
+            "Reads inside the workspace run; edits, writes, commands and web fetches ask first.",
+        ),
+        Mode(
+            "accept_edits",
+            "Accept edits",
+            "Edits and writes inside the workspace run without asking; commands and fetches still ask.",
+        ),
+        Mode(
+            "plan",
+            "Plan (read-only)",
+            "Only reads run; edits, writes, commands and fetches are denied (visibly, on the card).",
+        ),
+        Mode(
+            "full_access",
+            "Full access",
+            "Everything runs without asking, except what you chose to always reject.",
+        ),
+    )
+}

@@ -1,0 +1,60 @@
+"""The command line's start-up cost: building the parser (and `serve --help`) loads neither a face's
+libraries nor the tools' HTTP client, so `serve` meets its spawn → initialize budget. Each check runs in a
+fresh interpreter, since this test process has long imported everything."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from .bridge_harness import REPO
+
+HEAVY = ("lsprotocol", "pygls", "httpx", "acp")
+
+
+def _python(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args], cwd=REPO, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+def test_building_the_whole_parser_imports_no_face_library_and_no_http_client() -> None:
+    probe = (
+        "import json, sys\n"
+        "import acp_bridge.cli as cli\n"
+        "parser = cli.build_parser()\n"
+        "parser.parse_args(['lsp', '--model', 'scripted'])\n"
+        f"print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)))\n"
+    )
+    done = _python("-c", probe)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
+
+
+def test_serve_help_loads_only_the_command_line() -> None:
+    done = _python("-X", "importtime", "-m", "acp_bridge", "serve", "--help")
+    assert done.returncode == 0, done.stderr
+    assert "--extra-tools" in done.stdout
+    # -X importtime lines: "import time: self | cumulative | <indent>module".
+    loaded = {
+        line.rsplit("|", 1)[-1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert "acp_bridge.cli" in loaded
+    top = {name.split(".")[0] for name in loaded}
+    assert not top & {*HEAVY, "registry_core", "presenters", "pydantic"}, sorted(top & {*HEAVY})
+
+
+def test_main_lists_every_subcommand_and_parses_the_chosen_one_in_full() -> None:
+    done = _python("-m", "acp_bridge", "--help")
+    assert done.returncode == 0, done.stderr
+    for name in ("serve", "demo", "lsp"):
+        assert name in done.stdout
+    from acp_bridge.cli import build_parser
+
+    args = build_parser(only="lsp").parse_args(["lsp", "--mode", "plan", "--max-steps", "3"])
+    assert (args.command, args.mode, args.max_steps) == ("lsp", "plan", 3)
+    args = build_parser(only="serve").parse_args(["serve"])
+    assert (args.mode, args.model, args.extra_tools) == ("default", "scripted", [])
