@@ -563,10 +563,11 @@ _UNFINISHED = ToolFailureInfo("The model's response ended before this call was c
 
 
 def _stopped_terminal_view(state: CallState, result: ToolResult) -> TerminalResultView | None:
-    """The result view of a terminal card whose body the pipeline stopped (cancelled, or timed out by the
-    registry) before it could describe its own end: the output it printed so far, and no exit status
-    (none was observed), so the reason shows as the card's error line. Otherwise None (the presenter's
-    view applies): its fallback would show only the reason, in place of the output."""
+    """The fallback result view of a terminal card stopped (cancelled, or timed out by the registry) with no
+    presentation meta: a terminal tool that does not record `set_partial_meta` (built-in `bash` does), or a
+    call closed after its turn was abandoned. It shows the output streamed so far and no exit status (none
+    was observed), so the reason shows as the card's error line. Otherwise None: the presenter's view
+    applies (its own fallback would show only the reason, in place of the output)."""
     if not isinstance(state.view, TerminalCallView) or result.meta is not None or result.error is None:
         return None
     if result.error.code not in (CANCELLED, TIMEOUT):
