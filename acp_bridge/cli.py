@@ -87,6 +87,12 @@ def add_core_arguments(parser: argparse.ArgumentParser) -> None:
         "--ask-tool", action="append", default=[], metavar="TOOL", help="always ask before TOOL"
     )
     policy.add_argument("--deny-tool", action="append", default=[], metavar="TOOL", help="never run TOOL")
+    policy.add_argument(
+        "--allow-private-network",
+        action="store_true",
+        help="let web_fetch connect to loopback, private and link-local addresses (refused by default, "
+        "after DNS resolution and on every redirect; cloud metadata addresses are always refused)",
+    )
     other = parser.add_argument_group("diagnostics")
     other.add_argument(
         "--log-level", choices=LOG_LEVELS, default="warning", help="stderr log level (default warning)"
@@ -148,7 +154,7 @@ def load_model(spec: str, base_url: str | None) -> ModelBackend:
         return FailedBackend(ModelError(exc.message, kind=kind, status=exc.status))
 
 
-def load_tools(extra: Sequence[str]) -> list[ToolDefinition]:
+def load_tools(extra: Sequence[str], *, allow_private_network: bool = False) -> list[ToolDefinition]:
     """The built-in tools, then every `MODULE:FUNC` extra. Raises SystemExit with a message for a bad spec."""
     tools: list[ToolDefinition] = []
     try:
@@ -156,7 +162,7 @@ def load_tools(extra: Sequence[str]) -> list[ToolDefinition]:
     except ImportError as exc:
         log.warning("built-in tools unavailable (%s)", exc)
     else:
-        tools.extend(build_tools())
+        tools.extend(build_tools(allow_private_network=allow_private_network))
     for spec in extra:
         module_name, _, func_name = spec.partition(":")
         try:
@@ -196,7 +202,7 @@ def core_setup(args: argparse.Namespace) -> CoreSetup:
     )
     return CoreSetup(
         backend=load_model(args.model, args.base_url),
-        tools=load_tools(args.extra_tools),
+        tools=load_tools(args.extra_tools, allow_private_network=args.allow_private_network),
         config=CoreConfig(max_steps=args.max_steps, policy=policy, context_window=args.context_window),
         store=SessionStore(args.state_dir) if args.state_dir else None,
     )

@@ -8,7 +8,7 @@ Three parts:
   counts what may change a decision, so the turn can keep the one it made for a card;
 - `Scope`: what an "always" answer covers. bash: the command's prefix (`npm test`, `python3 app.py`; a
   compound command such as `a && b` only itself); file tools: the tool and the absolute path; web_fetch:
-  the host; other tools: the tool;
+  the host and port (`localhost:8000` never covers `localhost:6379`); other tools: the tool;
 - `PermissionGate`: the registry's pre-execute listener and its `ApprovalService`. An ask becomes one
   question to the session's client (one at a time per session, re-decided after waiting, since an "always"
   answer may have covered it); the answer maps to allowed / denied (with the reason the model sees) /
@@ -116,12 +116,30 @@ def command_prefix(command: str) -> tuple[str, ...] | None:
     return tuple(argv[:n])
 
 
+def _host_and_port(url: str) -> str | None:
+    """`host:port` of a URL, lower-cased, with the port its scheme implies when absent; None without a
+    host. An unreadable port keeps the authority as written, so the scope covers that spelling only."""
+    parts = urlsplit(url.strip())
+    host = parts.hostname
+    if not host:
+        return None
+    try:
+        port = parts.port
+    except ValueError:
+        return parts.netloc.lower()
+    if port is None:
+        port = {"http": 80, "https": 443}.get(parts.scheme.lower())
+    shown = f"[{host}]" if ":" in host else host
+    return shown if port is None else f"{shown}:{port}"
+
+
 ScopeKind = Literal["prefix", "exact", "path", "host", "tool"]
 
 
 @dataclass(frozen=True, slots=True)
 class Scope:
-    """What one "always" answer covers. `value` is an argv prefix, a command, an absolute path or a host."""
+    """What one "always" answer covers. `value` is an argv prefix, a command, an absolute path or a
+    `host:port`."""
 
     tool: str
     kind: ScopeKind
@@ -238,9 +256,9 @@ class SessionPermissions:
             if path is not None:
                 return Scope(tool, "path", path, display_path(path, self.cwd))
         if cls == "fetch" and isinstance(args, Mapping) and isinstance(args.get("url"), str):
-            host = urlsplit(args["url"]).hostname
+            host = _host_and_port(args["url"])
             if host:
-                return Scope(tool, "host", host.lower())
+                return Scope(tool, "host", host)
         return Scope(tool, "tool")
 
     def _rule_for(self, tool: str, args: Any) -> Rule | None:

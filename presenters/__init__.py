@@ -62,6 +62,7 @@ def build_tools(
     cwd: str | None = None,
     grep_backend: Backend = "auto",
     bash_spill_dir: str | None = None,
+    allow_private_network: bool = False,
 ) -> list[ToolDefinition]:
     """The built-in tools, in a fixed order.
 
@@ -69,6 +70,7 @@ def build_tools(
     it, call cards show paths as the model wrote them (the host resolves relative ones). Result cards
     always use the cwd the call ran in. `grep_backend`: "auto" (ripgrep when on PATH), "ripgrep",
     "python". `bash_spill_dir`: where `bash` puts the full output of long runs (default: the temp dir).
+    `allow_private_network`: `web_fetch` may connect to loopback, private and link-local addresses.
     """
     return [
         read_tool(cwd=cwd),
@@ -77,7 +79,7 @@ def build_tools(
         bash_tool(spill_dir=bash_spill_dir),
         grep_tool(cwd=cwd, backend=grep_backend),
         glob_tool(cwd=cwd),
-        web_fetch_tool(),
+        web_fetch_tool(allow_private_network=allow_private_network),
         todo_write_tool(),
     ]
 

@@ -1,7 +1,15 @@
 """`web_fetch`: fetch a URL and return it as readable text, and its `web` card (kind "fetch").
 
-- http and https only, on the first request and on every redirect (at most 5 redirects, followed by
-  hand so each hop's scheme is checked).
+- http and https only, on the first request and on every redirect.
+- Redirects within the same origin (scheme, host and port) are followed, at most 5. A redirect to another
+  origin is not followed: the result (status 3xx, a completed card) names the target, so the model's next
+  `web_fetch` of it goes through the permission policy like any call (a rule for one host and port never
+  covers another). A target that is a refused address (below) fails the call instead.
+- Every connection, first request and redirects alike, goes to an address `net_guard` judged after
+  resolving the name once (`web_transport`): loopback, private, link-local and other non-public addresses
+  are refused before any connection unless the tool was built with `allow_private_network` (the bridge's
+  `--allow-private-network`); cloud metadata addresses always are. A refusal is a failed call
+  (`ADDRESS_REFUSED`) naming the address, its class and how to allow it. No proxy is used.
 - Timeouts: connect 10 s, each read 30 s, the whole fetch 60 s. Size cap: 5 MB of body is read, the rest
   is not downloaded; the text returned is cut at `max_length` characters (default 50,000).
 - HTML becomes Markdown (`html_text`); other text types (plain, JSON, XML, CSV, ...) are returned as is;
@@ -10,15 +18,18 @@
 - HTTP errors (status 400 and above) are failed results that still carry the status for the card.
 
 presentation_meta: {"url" (final), "requested_url", "status_code", "content_type", "title",
-"truncated", "bytes", "redirects"}; the body is not duplicated into it (the seed's web card rule).
+"truncated", "bytes", "redirects", "redirect_to" (a cross-origin target not followed, else null)}; the
+body is not duplicated into it (the seed's web card rule).
 
-Must not: fetch a non-http(s) URL, follow more than 5 redirects, or read an unbounded body.
+Must not: fetch a non-http(s) URL, follow a redirect to another origin or more than 5 redirects, connect
+to an address the guard has not judged, or read an unbounded body.
 """
 
 from __future__ import annotations
 
 import asyncio
 import codecs
+import json
 import re
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
@@ -39,6 +50,7 @@ from registry_core import (
 from .cards import failure_card, meta_field
 from .fs_access import format_size
 from .html_text import html_to_markdown
+from .net_guard import AddressRefused, NetworkGuard, Resolver, ip_literal, system_resolver
 
 if TYPE_CHECKING:
     import httpx
@@ -73,6 +85,7 @@ class WebValue(BaseModel):
     truncated: bool
     bytes: int
     redirects: list[str]
+    redirect_to: str | None = None
 
 
 def _check_url(url: str) -> None:
@@ -82,6 +95,58 @@ def _check_url(url: str) -> None:
             f"Cannot fetch {url!r}: only absolute http:// and https:// URLs are supported.",
             code="UNSUPPORTED_URL",
         )
+
+
+def _origin(url: str) -> tuple[str, str, int]:
+    """(scheme, host, port) of a checked http(s) URL, the port its scheme implies when absent."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port
+    except ValueError:
+        raise ToolError(f"Cannot fetch {url!r}: its port is not valid.", code="UNSUPPORTED_URL") from None
+    if port is None:
+        port = 443 if scheme == "https" else 80
+    return scheme, (parts.hostname or "").lower(), port
+
+
+def _judge_redirect(guard: NetworkGuard, url: str, target: str) -> None:
+    """Fail now when a cross-origin redirect's host is a refused address as written (no resolver is
+    asked): the model need not ask the user about a fetch that cannot run."""
+    host = urlsplit(target).hostname or ""
+    try:
+        literal = ip_literal(host)
+    except ValueError as exc:
+        raise ToolError(f"{url} redirected to {target!r}: {exc}.", code="UNSUPPORTED_URL") from None
+    if literal is None:
+        return
+    try:
+        guard.judge(host, literal)
+    except AddressRefused as exc:
+        raise ToolError(
+            f"{url} redirected to {target}; not followed: {exc}",
+            code="ADDRESS_REFUSED",
+            meta={
+                "url": url,
+                "redirect_to": target,
+                "address": str(exc.address),
+                "address_class": exc.address_class,
+            },
+        ) from None
+
+
+def _refused(url: str, requested: str, exc: AddressRefused) -> ToolError:
+    via = f" (redirected from {requested})" if url != requested else ""
+    return ToolError(
+        f"Refused to fetch {url}{via}: {exc}",
+        code="ADDRESS_REFUSED",
+        meta={
+            "requested_url": requested,
+            "url": url,
+            "address": str(exc.address),
+            "address_class": exc.address_class,
+        },
+    )
 
 
 def _charset(response: httpx.Response, head: bytes, is_html: bool) -> str:
@@ -94,53 +159,77 @@ def _charset(response: httpx.Response, head: bytes, is_html: bool) -> str:
         return "utf-8"
 
 
-async def _fetch(url: str, limit: int, timeout_s: float, connect_s: float) -> WebValue:
+async def _fetch(url: str, limit: int, timeout_s: float, connect_s: float, guard: NetworkGuard) -> WebValue:
     import httpx  # here, not at module level: every session loads the tools, few ever fetch (~25 ms)
+
+    from .web_transport import GuardedTransport
 
     redirects: list[str] = []
     timeout = httpx.Timeout(timeout_s, connect=connect_s)
     headers = {"User-Agent": USER_AGENT, "Accept": "text/html,application/xhtml+xml,text/*;q=0.9,*/*;q=0.5"}
-    async with httpx.AsyncClient(timeout=timeout, follow_redirects=False, headers=headers) as client:
+    client = httpx.AsyncClient(
+        transport=GuardedTransport(guard),
+        timeout=timeout,
+        follow_redirects=False,
+        headers=headers,
+        trust_env=False,
+    )
+    async with client:
         current = url
         while True:
-            async with client.stream("GET", current) as response:
-                location = response.headers.get("location")
-                if response.is_redirect and location:
-                    if len(redirects) >= MAX_REDIRECTS:
-                        raise ToolError(
-                            f"Too many redirects (more than {MAX_REDIRECTS}) fetching {url}.",
-                            code="TOO_MANY_REDIRECTS",
-                        )
-                    current = urljoin(current, location)
-                    _check_url(current)
-                    redirects.append(current)
-                    continue
-                mime = (response.headers.get("content-type") or "").split(";")[0].strip().lower()
-                if mime and not _is_text(mime):  # decided by the header: do not download it
-                    size = response.headers.get("content-length", "")
-                    raise ToolError(
-                        f"{current} returned {mime} content"
-                        + (f" ({format_size(int(size))})" if size.isdigit() else "")
-                        + ", which is not text; it is not shown.",
-                        code="UNSUPPORTED_CONTENT",
-                        meta=_meta(None, _bare(url, current, response, redirects)),
-                    )
-                body = bytearray()
-                truncated = False
-                async for chunk in response.aiter_bytes():
-                    body += chunk
-                    if len(body) >= MAX_BYTES:
-                        del body[MAX_BYTES:]
-                        truncated = True
-                        break
-                return _value(url, current, response, bytes(body), truncated, redirects, limit)
+            try:
+                async with client.stream("GET", current) as response:
+                    location = response.headers.get("location")
+                    if response.is_redirect and location:
+                        target = urljoin(current, location)
+                        _check_url(target)
+                        if _origin(target) != _origin(current):
+                            _judge_redirect(guard, current, target)
+                            return _bare(url, current, response, redirects, redirect_to=target)
+                        if len(redirects) >= MAX_REDIRECTS:
+                            raise ToolError(
+                                f"Too many redirects (more than {MAX_REDIRECTS}) fetching {url}.",
+                                code="TOO_MANY_REDIRECTS",
+                            )
+                        current = target
+                        redirects.append(current)
+                        continue
+                    return await _read(url, current, response, redirects, limit)
+            except AddressRefused as exc:
+                raise _refused(current, url, exc) from None
+
+
+async def _read(
+    url: str, current: str, response: httpx.Response, redirects: list[str], limit: int
+) -> WebValue:
+    mime = (response.headers.get("content-type") or "").split(";")[0].strip().lower()
+    if mime and not _is_text(mime):  # decided by the header: do not download it
+        size = response.headers.get("content-length", "")
+        raise ToolError(
+            f"{current} returned {mime} content"
+            + (f" ({format_size(int(size))})" if size.isdigit() else "")
+            + ", which is not text; it is not shown.",
+            code="UNSUPPORTED_CONTENT",
+            meta=_meta(None, _bare(url, current, response, redirects)),
+        )
+    body = bytearray()
+    truncated = False
+    async for chunk in response.aiter_bytes():
+        body += chunk
+        if len(body) >= MAX_BYTES:
+            del body[MAX_BYTES:]
+            truncated = True
+            break
+    return _value(url, current, response, bytes(body), truncated, redirects, limit)
 
 
 def _is_text(mime: str) -> bool:
     return mime in _HTML_TYPES or bool(_TEXT_TYPES.match(mime))
 
 
-def _bare(url: str, final: str, response: httpx.Response, redirects: list[str]) -> WebValue:
+def _bare(
+    url: str, final: str, response: httpx.Response, redirects: list[str], redirect_to: str | None = None
+) -> WebValue:
     return WebValue(
         url=final,
         requested_url=url,
@@ -152,6 +241,7 @@ def _bare(url: str, final: str, response: httpx.Response, redirects: list[str]) 
         truncated=False,
         bytes=0,
         redirects=redirects,
+        redirect_to=redirect_to,
     )
 
 
@@ -197,6 +287,13 @@ def _value(
 
 def _render(_args: WebFetchArgs, value: WebValue) -> str:
     head = [f"URL: {value.url}", f"Status: {value.status_code} {value.reason}".rstrip()]
+    if value.redirect_to is not None:
+        return "\n".join(head) + (
+            f"\n\nRedirected to a different origin (scheme, host or port): {value.redirect_to}\n"
+            "Not followed: web_fetch follows redirects within one origin only, so that every new origin "
+            "is approved like any fetch. To continue, call web_fetch with "
+            f"url={json.dumps(value.redirect_to)}."
+        )
     if value.title:
         head.append(f"Title: {value.title}")
     if value.content_type:
@@ -210,18 +307,29 @@ def _meta(_args: Any, value: WebValue) -> dict[str, Any]:
 
 
 def web_fetch_tool(
-    *, timeout_s: float = 30.0, connect_timeout_s: float = 10.0, total_s: float = 60.0
+    *,
+    timeout_s: float = 30.0,
+    connect_timeout_s: float = 10.0,
+    total_s: float = 60.0,
+    allow_private_network: bool = False,
+    resolver: Resolver = system_resolver,
 ) -> ToolDefinition:
-    """The `web_fetch` tool. Timeouts: per connect, per read, and for the whole fetch."""
+    """The `web_fetch` tool. Timeouts: per connect, per read, and for the whole fetch.
+
+    `allow_private_network`: connect to loopback, private, link-local and other non-public addresses too
+    (never to cloud metadata addresses). `resolver`: host name -> addresses (tests resolve without DNS).
+    """
+    guard = NetworkGuard(allow_private=allow_private_network, resolver=resolver)
 
     async def execute(args: WebFetchArgs, _ctx: ToolRunContext) -> WebValue:
         import httpx
 
         url = args.url.strip()
         _check_url(url)
+        limit = args.max_length or DEFAULT_MAX_LENGTH
         try:
             async with asyncio.timeout(total_s):
-                return await _fetch(url, args.max_length or DEFAULT_MAX_LENGTH, timeout_s, connect_timeout_s)
+                return await _fetch(url, limit, timeout_s, connect_timeout_s, guard)
         except (TimeoutError, httpx.TimeoutException):
             raise ToolError(f"Fetching {url} timed out.", code="TIMEOUT") from None
         except httpx.InvalidURL as exc:
@@ -238,9 +346,13 @@ def web_fetch_tool(
         status = meta_field(result.meta, "status_code", int)
         if status is None:
             return failure_card(f"Fetch {args.url}", result)
+        redirect_to = meta_field(result.meta, "redirect_to", str)
+        title = f"Fetch {args.url}"
+        if redirect_to is not None:
+            title += f": redirected to {redirect_to} (another origin, not followed)"
         return WebResultView(
             kind="fetch",
-            title=f"Fetch {args.url}",
+            title=title,
             url=meta_field(result.meta, "url", str) or args.url,
             status_code=status,
             content_type=meta_field(result.meta, "content_type", str),
@@ -252,7 +364,9 @@ def web_fetch_tool(
         description=(
             "Fetch an http(s) URL and return its content as text: HTML pages become Markdown, text and JSON "
             "are returned as is, binary content is not shown. At most max_length characters (default "
-            "50000); redirects are followed (at most 5)."
+            "50000). Redirects within the same origin are followed (at most 5); a redirect to another "
+            "origin is returned to you with its target, to fetch with a new call. Loopback, private and "
+            "link-local addresses are refused unless the user allowed private networks."
         ),
         parameters=WebFetchArgs,
         output=Output(type=WebValue, render=_render, presentation_meta=_meta),

@@ -183,7 +183,9 @@ async def test_web_fetch_card_shows_url_and_status(
     bridges: StartBridge, tmp_path: Path, workspace: Path, web_server: str
 ) -> None:
     url = f"{web_server}/page.html"
-    bridge = await _turn(bridges, tmp_path, workspace, [_call("w1", "web_fetch", url=url)])
+    # The server is on 127.0.0.1: private networks are refused unless allowed.
+    args = (*ALLOW, "--allow-private-network")
+    bridge = await _turn(bridges, tmp_path, workspace, [_call("w1", "web_fetch", url=url)], args=args)
     start, *_, final = bridge.call_updates("w1")
     assert start["kind"] == "fetch"
     assert final["status"] == "completed"

@@ -146,6 +146,17 @@ def test_web_fetch_is_scoped_by_host(tmp_path: Path) -> None:
     assert perms.decide("web_fetch", {"url": "https://example.com/"}).kind == "ask"
 
 
+def test_a_web_fetch_rule_covers_its_host_and_port_only(tmp_path: Path) -> None:
+    perms = _perms(tmp_path)
+    scope = perms.scope_for("web_fetch", {"url": "http://LocalHost/docs"})
+    assert scope.label() == "`web_fetch` from localhost:80"
+    perms.remember(scope, allow=True)
+    assert perms.decide("web_fetch", {"url": "http://localhost:80/other"}).kind == "allow"
+    assert perms.decide("web_fetch", {"url": "http://localhost:6379/"}).kind == "ask"
+    assert perms.decide("web_fetch", {"url": "https://localhost/"}).kind == "ask"  # port 443
+    assert perms.scope_for("web_fetch", {"url": "http://[::1]:8080/"}).value == "[::1]:8080"
+
+
 def test_permission_options_name_their_scope(tmp_path: Path) -> None:
     options = permission_options(_perms(tmp_path).scope_for("edit", {"file_path": "src/app.py"}))
     assert [o["optionId"] for o in options] == ["allow_once", "allow_always", "reject_once", "reject_always"]
