@@ -5,7 +5,8 @@ session looks as it did (tests compare the folded cards of both).
 A call that has no result in the log but whose file change was logged as made (`tool/commit`: the bridge
 stopped between the write and the result) is shown completed, with its diff, and the model is told the
 change was made. The session's permission choices (the last `permissions` event) come back with it: the
-mode, announced by a `current_mode_update`, and the remembered rules, listed in a short note.
+mode, announced by a `current_mode_update`, and the remembered rules; a short note lists what differs from
+a new session.
 
 Must not: run tools or the model again, or trust the log blindly (an unreadable event is skipped, a call
 that never settled is closed as unfinished).
@@ -146,8 +147,10 @@ def _restore_permissions(session: Session, event: Mapping[str, Any]) -> None:
     restored = permission_log.restore(session.permissions, event)
     if restored.mode is not None:
         session.send(mapping.mode_update(restored.mode))
-    # A paragraph of its own: the client may join it to the agent's last replayed words.
-    session.send(mapping.agent_message_chunk("\n\n" + restored.note()))
+    fresh_mode = session.manager.config.policy.mode
+    if restored.rules or restored.dropped or restored.mode not in (None, fresh_mode):
+        # A paragraph of its own: the client may join it to the agent's last replayed words.
+        session.send(mapping.agent_message_chunk("\n\n" + restored.note()))
 
 
 class _Step:
