@@ -3,10 +3,11 @@
 A `SessionManager` belongs to one client connection. It owns the tool registry (tools, the permission gate
 as first pre-execute listener and approval service, the result observer that completes cards and tells the
 session's permissions a call settled), and the sessions, each strictly isolated: its own cwd and roots,
-history, scripted-turn cursor, permission mode and rules, and at most one prompt in flight. A prompt runs
-as its own task (`Turn.run`); `cancel()` fires the turn's signal; should the turn not stop within
-`CANCEL_GRACE` seconds (a tool ignoring it), the prompt answers `cancelled` anyway and the stuck turn is
-detached (muted, its cards closed), so a prompt always answers promptly and the session stays usable.
+history, scripted-turn cursor, permission mode and rules (logged on each change, so `session/load` restores
+them), and at most one prompt in flight. A prompt runs as its own task (`Turn.run`); `cancel()` fires the
+turn's signal; should the turn not stop within `CANCEL_GRACE` seconds (a tool ignoring it), the prompt
+answers `cancelled` anyway and the stuck turn is detached (muted, its cards closed), so a prompt always
+answers promptly and the session stays usable.
 `close()` does the same, waits for the prompt to answer, then forgets the session. `shutdown()` cancels
 everything and waits for it to stop.
 

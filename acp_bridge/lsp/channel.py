@@ -387,18 +387,15 @@ class LspChannel:
             # The spec forbids using a token the client refused; the card and the log still show the call.
             log.debug("progress %s not created: %s", progress.token, exc)
             self._progress.pop(progress.token, None)
+        else:
+            progress.ready = True
+            queued, progress.queue = progress.queue, []
+            for value in queued:
+                self._send_progress(progress.token, value)
+            if queued and isinstance(queued[-1], types.WorkDoneProgressEnd):
+                self._progress.pop(progress.token, None)
+        finally:
             progress.created.set()
-            return
-        except BaseException:
-            progress.created.set()
-            raise
-        progress.ready = True
-        queued, progress.queue = progress.queue, []
-        for value in queued:
-            self._send_progress(progress.token, value)
-        if queued and isinstance(queued[-1], types.WorkDoneProgressEnd):
-            self._progress.pop(progress.token, None)
-        progress.created.set()
 
     async def _progress_begun(self, session_id: str, call_id: object) -> None:
         """Wait (at most `BEGIN_WAIT` s) until the call's progress `begin` was sent or will never be."""

@@ -1,6 +1,7 @@
 """Stored sessions end to end: with --state-dir, session/list finds a conversation after the bridge
 restarted and session/load replays it through the same mapping as live (the folded cards are identical),
-then the conversation goes on where it stopped."""
+then the conversation goes on where it stopped, with the permission mode and rules it had; a write whose
+change was made before the bridge was killed (`kill -9`) replays as made."""
 
 from __future__ import annotations
 
