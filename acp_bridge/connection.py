@@ -2,8 +2,12 @@
 
 `AcpAgent` is the method table (initialize, authenticate, session/new, session/prompt, session/cancel,
 session/close, session/set_mode, session/set_config_option, and session/load + session/list when a store
-is configured); it checks params, calls the `SessionManager`, and shapes ACP results. `AcpChannel` is the
-core's `ClientChannel` over the same JSON-RPC peer (session/update, session/request_permission, fs/*).
+is configured); it checks params, calls the `SessionManager`, and shapes ACP results. Until `initialize`
+succeeded every other request is refused (-32600, as the ACP TypeScript SDK's agent router answers a first
+request that is not `initialize`, `src/protocol-router.ts`) and every notification is ignored (logged):
+the client's capabilities are not known before it, and a session made without them would use the wrong
+file access. `AcpChannel` is the core's `ClientChannel` over the same JSON-RPC peer (session/update,
+session/request_permission, fs/*).
 `claim_stdio` claims the process's stdio: the protocol moves to private descriptors, fd 0 becomes
 /dev/null and fd 1 becomes stderr, so neither a stray `print` nor a tool's child process can corrupt or
 steal protocol frames; the command line claims it before setting anything up and hands the descriptors
@@ -25,7 +29,7 @@ from typing import Any
 
 from . import __version__
 from .channel import ClientCapabilities, PermissionOutcome, Update
-from .errors import ConnectionClosed, InvalidParams, ResourceNotFound
+from .errors import ConnectionClosed, InvalidParams, InvalidRequest, ResourceNotFound, quoted
 from .jsonrpc import FrameWriter, JsonRpcPeer, LineReader, NotificationHandler, Reply, RequestHandler
 from .permissions import MODES
 from .sessions import Session, SessionManager
@@ -134,10 +138,10 @@ class AcpAgent:
         self.channel = channel
         self.manager = manager
         self.store = store
+        self.initialized = False
         # Incoming prompt request id → its session, for `$/cancel_request`.
         self._prompts: dict[int | str, str] = {}
-        self.requests: dict[str, RequestHandler] = {
-            "initialize": self.initialize,
+        requests: dict[str, RequestHandler] = {
             "authenticate": self.authenticate,
             "session/new": self.new_session,
             "session/prompt": self.prompt,
@@ -146,12 +150,41 @@ class AcpAgent:
             "session/close": self.close_session,
         }
         if store is not None:
-            self.requests["session/load"] = self.load_session
-            self.requests["session/list"] = self.list_sessions
-        self.notifications: dict[str, NotificationHandler] = {
+            requests["session/load"] = self.load_session
+            requests["session/list"] = self.list_sessions
+        self.requests: dict[str, RequestHandler] = {"initialize": self.initialize} | {
+            method: self._request_after_initialize(method, handler) for method, handler in requests.items()
+        }
+        notifications: dict[str, NotificationHandler] = {
             "session/cancel": self.cancel,
             "$/cancel_request": self.cancel_request,
         }
+        self.notifications: dict[str, NotificationHandler] = {
+            method: self._notification_after_initialize(method, handler)
+            for method, handler in notifications.items()
+        }
+
+    def _request_after_initialize(self, method: str, handler: RequestHandler) -> RequestHandler:
+        async def gated(raw: object, request_id: int | str | None) -> Any:
+            if not self.initialized:
+                raise InvalidRequest(
+                    f"Invalid request: {method} before initialize; send initialize first",
+                    data={"method": method},
+                )
+            return await handler(raw, request_id)
+
+        return gated
+
+    def _notification_after_initialize(
+        self, method: str, handler: NotificationHandler
+    ) -> NotificationHandler:
+        async def gated(raw: object) -> None:
+            if not self.initialized:
+                log.warning("ignoring %s received before initialize", method)
+                return
+            await handler(raw)
+
+        return gated
 
     async def initialize(self, raw: object, _id: object) -> dict[str, Any]:
         params = _params(raw)
@@ -163,6 +196,7 @@ class AcpAgent:
             params.get("clientCapabilities"), info if isinstance(info, Mapping) else None
         )
         self.channel.set_capabilities(caps)
+        self.initialized = True
         log.info("initialized by %s: %s", caps.client_name or "an unnamed client", caps)
         return {
             # Only v1 exists; a client asking for more gets ours and decides.
@@ -204,9 +238,11 @@ class AcpAgent:
         assert self.store is not None
         params = _params(raw)
         session_id = params.get("sessionId")
-        loaded = self.store.load(session_id) if isinstance(session_id, str) else None
+        if not isinstance(session_id, str):
+            raise InvalidParams(f"sessionId must be a string, got {quoted(session_id)}")
+        loaded = self.store.load(session_id)
         if loaded is None:
-            raise ResourceNotFound(f"no stored session {session_id!r}", data={"sessionId": session_id})
+            raise ResourceNotFound(f"no stored session {quoted(session_id)}", data={"sessionId": session_id})
         # The replay's updates go out before this response, as ACP requires.
         session = self.manager.load_session(session_id, params.get("cwd"), loaded)
         return {"modes": _modes_state(session), "configOptions": _config_options(session)}
@@ -216,7 +252,7 @@ class AcpAgent:
         params = _params(raw)
         cwd, cursor = params.get("cwd"), params.get("cursor")
         if cwd is not None and (not isinstance(cwd, str) or not os.path.isabs(cwd)):
-            raise InvalidParams(f"cwd must be an absolute path, got {cwd!r}")
+            raise InvalidParams(f"cwd must be an absolute path, got {quoted(cwd)}")
         if cursor is not None and not isinstance(cursor, str):
             raise InvalidParams("cursor must be a string from a previous session/list")
         try:
@@ -254,7 +290,7 @@ class AcpAgent:
         session = self.manager.get(params.get("sessionId"))
         config_id, value = params.get("configId"), params.get("value")
         if config_id != "mode":
-            raise InvalidParams(f"unknown config option {config_id!r}; this agent has: mode")
+            raise InvalidParams(f"unknown config option {quoted(config_id)}; this agent has: mode")
         if not isinstance(value, str):
             raise InvalidParams("value must be a mode id string")
         session.set_mode(value)

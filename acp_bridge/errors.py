@@ -10,6 +10,7 @@ Must not: import any transport or the ACP SDK.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 PARSE_ERROR = -32700
@@ -20,6 +21,49 @@ INTERNAL_ERROR = -32603
 AUTH_REQUIRED = -32000
 RESOURCE_NOT_FOUND = -32002
 REQUEST_CANCELLED = -32800
+
+# What an error answer may quote of a request: a client can send megabytes in any field (an id, a method
+# name, a session id), and an error that echoes them back (twice, in the message and in `data`) would
+# multiply a bad request into a worse response.
+MAX_QUOTED_CHARS = 200
+MAX_ERROR_MESSAGE_CHARS = 4096
+MAX_ERROR_DATA_STRING_CHARS = 1024
+_MAX_ERROR_DATA_ITEMS = 64
+_MAX_ERROR_DATA_DEPTH = 6
+
+
+def quoted(value: object, limit: int = MAX_QUOTED_CHARS) -> str:
+    """`repr(value)` for an error message, cut to `limit` characters (saying how long it was)."""
+    if isinstance(value, str) and len(value) > limit:
+        return f"{value[:limit]!r}… ({len(value)} characters)"
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
+
+
+def bounded_text(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text) - limit} more characters)"
+
+
+def bounded_data(value: Any, depth: int = 0) -> Any:
+    """An error's `data` with every string, list and object cut to a small size (JSON values only)."""
+    if isinstance(value, str):
+        return bounded_text(value, MAX_ERROR_DATA_STRING_CHARS)
+    if depth >= _MAX_ERROR_DATA_DEPTH and isinstance(value, (Mapping, list, tuple)):
+        return "…"
+    if isinstance(value, Mapping):
+        items = list(value.items())[:_MAX_ERROR_DATA_ITEMS]
+        return {bounded_text(str(k), MAX_QUOTED_CHARS): bounded_data(v, depth + 1) for k, v in items}
+    if isinstance(value, (list, tuple)):
+        return [bounded_data(v, depth + 1) for v in value[:_MAX_ERROR_DATA_ITEMS]]
+    return value
+
+
+def error_obj(code: int, message: str, data: Any = None) -> dict[str, Any]:
+    """A JSON-RPC error object with its message and data bounded (see `MAX_QUOTED_CHARS`)."""
+    out: dict[str, Any] = {"code": code, "message": bounded_text(message, MAX_ERROR_MESSAGE_CHARS)}
+    if data is not None:
+        out["data"] = bounded_data(data)
+    return out
 
 
 class BridgeError(Exception):
@@ -33,10 +77,7 @@ class BridgeError(Exception):
         self.data = data
 
     def to_error_obj(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            out["data"] = self.data
-        return out
+        return error_obj(self.code, self.message, self.data)
 
 
 class InvalidRequest(BridgeError):

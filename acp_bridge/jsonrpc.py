@@ -10,6 +10,10 @@ What it does: reads lines of up to `max_line` bytes (default 64 MiB; longer ones
 error), answers -32700 for unparsable JSON and -32600 for batches, non-objects and malformed envelopes (all
 with `id: null` unless an id could be read), runs each incoming request and notification as its own task
 (so a long `session/prompt` never blocks `session/cancel`), and correlates responses to our own requests.
+Ids: an id is echoed as is (JSON-RPC requires it) when it is a string or integer of at most `MAX_ID_CHARS`
+characters; a longer one is refused with `id: null`. A request reusing the id of one still in flight is
+refused (-32600) and the first keeps running, so `$/cancel_request` still finds it. Error answers quote
+at most a few hundred characters of what the request carried (`errors.error_obj`).
 One `FrameWriter` owns the output fd: frames leave in the order `send` (or `send_bytes`, for a face that
 frames its own bytes) was called.
 
@@ -31,11 +35,15 @@ from typing import Any
 from .errors import (
     INTERNAL_ERROR,
     INVALID_REQUEST,
+    MAX_QUOTED_CHARS,
     PARSE_ERROR,
     BridgeError,
     ConnectionClosed,
     MethodNotFound,
     RemoteError,
+    bounded_text,
+    error_obj,
+    quoted,
 )
 
 log = logging.getLogger(__name__)
@@ -45,6 +53,9 @@ _READ_CHUNK = 256 * 1024
 # Above this many queued bytes `drain()` waits for the client to read (the transport's high-water mark).
 _HIGH_WATER = 4 * 1024 * 1024
 _LOW_WATER = 1024 * 1024
+# The longest request id echoed back (in characters of its JSON text): far above any real client's (SDKs
+# count up from 0; a UUID has 36), far below an id sent to make every answer to it huge.
+MAX_ID_CHARS = 256
 
 Params = Any
 RequestHandler = Callable[[Params, int | str | None], Awaitable[Any]]
@@ -305,14 +316,18 @@ class LineReader:
 
 
 def _error(id_: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:
-    err: dict[str, Any] = {"code": code, "message": message}
-    if data is not None:
-        err["data"] = data
-    return {"jsonrpc": "2.0", "id": id_, "error": err}
+    return {"jsonrpc": "2.0", "id": id_, "error": error_obj(code, message, data)}
 
 
 def _valid_id(value: object) -> bool:
     return value is None or isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _oversized_id(value: object) -> bool:
+    if isinstance(value, str):
+        return len(value) > MAX_ID_CHARS
+    # An integer's digits count as characters (json parses integers of thousands of digits).
+    return isinstance(value, int) and len(str(value)) > MAX_ID_CHARS
 
 
 class JsonRpcPeer:
@@ -409,7 +424,7 @@ class JsonRpcPeer:
     def _dispatch(self, message: dict[str, Any]) -> None:
         has_id = "id" in message
         id_ = message.get("id")
-        reply_id = id_ if _valid_id(id_) else None
+        reply_id = id_ if _valid_id(id_) and not _oversized_id(id_) else None
         if message.get("jsonrpc") != "2.0":
             if has_id or "method" not in message:
                 self._writer.send(
@@ -421,6 +436,11 @@ class JsonRpcPeer:
                 _error(None, INVALID_REQUEST, "Invalid request: id must be a string, integer or null")
             )
             return
+        if has_id and _oversized_id(id_):
+            self._writer.send(
+                _error(None, INVALID_REQUEST, f"Invalid request: id is longer than {MAX_ID_CHARS} characters")
+            )
+            return
         method = message.get("method")
         if "method" in message:
             if not isinstance(method, str):
@@ -430,6 +450,18 @@ class JsonRpcPeer:
                     )
                 return
             params = message.get("params")
+            if has_id and id_ is not None and id_ in self.in_flight:
+                # Two requests under one id could not be told apart by the client's answers nor by
+                # `$/cancel_request`: the first keeps the id, the second is refused under it.
+                self._writer.send(
+                    _error(
+                        id_,
+                        INVALID_REQUEST,
+                        f"Invalid request: id {quoted(id_)} is in use by a request still in flight; "
+                        "use a new id for each request",
+                    )
+                )
+                return
             if has_id:
                 self._spawn(self._run_request(method, params, id_), id_)
             else:
@@ -460,7 +492,9 @@ class JsonRpcPeer:
         then: Callable[[], None] | None = None
         try:
             if handler is None:
-                raise MethodNotFound(f"Method not found: {method}", data={"method": method})
+                raise MethodNotFound(
+                    f"Method not found: {bounded_text(method, MAX_QUOTED_CHARS)}", data={"method": method}
+                )
             result = await handler(params, id_)
             if isinstance(result, Reply):
                 result, then = result.result, result.then

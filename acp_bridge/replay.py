@@ -2,6 +2,12 @@
 the same updates the live turn sent, through the same presenters and the same mapping, so a reloaded
 session looks as it did (tests compare the folded cards of both).
 
+A call that has no result in the log but whose file change was logged as made (`tool/commit`: the bridge
+stopped between the write and the result) is shown completed, with its diff, and the model is told the
+change was made. The session's permission choices (the last `permissions` event) come back with it: the
+mode, announced by a `current_mode_update`, and the remembered rules; a short note lists what differs from
+a new session.
+
 Must not: run tools or the model again, or trust the log blindly (an unreadable event is skipped, a call
 that never settled is closed as unfinished).
 """
@@ -10,12 +16,22 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from registry_core import CANCELLED, TextBlock, ToolFailureInfo, ToolResult, ToolResultEvent, content_text
+from registry_core import (
+    CANCELLED,
+    JsonValue,
+    TextBlock,
+    ToolFailureInfo,
+    ToolResult,
+    ToolResultEvent,
+    content_text,
+    snapshot,
+)
 from registry_core.presentation import CallViewT
 
-from . import mapping
+from . import mapping, permission_log
 from .models import AssistantMessage, ToolCallRequest, ToolResultMessage, UserMessage
 from .turn import Presentable
 
@@ -23,6 +39,11 @@ if TYPE_CHECKING:
     from .sessions import Session
 
 log = logging.getLogger(__name__)
+
+COMMIT_EVENT = "tool/commit"
+COMMITTED_NOTE = "The bridge stopped before this call reported its result; the change shown was made."
+
+Asked = tuple[str, Any, CallViewT | None, Presentable | None]
 
 
 def replay(session: Session, events: Sequence[Mapping[str, Any]]) -> int:
@@ -36,15 +57,20 @@ def replay(session: Session, events: Sequence[Mapping[str, Any]]) -> int:
     wire = session.wire
     send = session.send
     history = session.history
-    asked: dict[str, tuple[str, Any, CallViewT | None, Presentable | None]] = {}
+    asked: dict[str, Asked] = {}
     step = _Step()
     prompts = 0
+    permissions: Mapping[str, Any] | None = None
 
     def end_step() -> None:
         for call_id in step.call_ids:
             message = step.results.pop(call_id, None)
             if message is None:
-                message = _unfinished(session, call_id, asked[call_id])
+                commit = step.commits.get(call_id)
+                if commit is not None:
+                    message = _committed(session, call_id, asked[call_id], commit)
+                else:
+                    message = _unfinished(session, call_id, asked[call_id])
             history.append(message)
         history.extend(step.results.values())  # results of calls no readable step asked for
         history.extend(step.contexts)
@@ -61,6 +87,12 @@ def replay(session: Session, events: Sequence[Mapping[str, Any]]) -> int:
                 send(mapping.user_message_chunk(text))
             elif kind == "context":
                 step.contexts.append(UserMessage(str(event["text"])))
+            elif kind == COMMIT_EVENT:
+                step.commits[str(event["callId"])] = _Commit(
+                    str(event.get("summary") or "The change was made."), snapshot(event.get("meta"))
+                )
+            elif kind == permission_log.EVENT_TYPE:
+                permissions = event
             elif kind == "assistant":
                 calls = tuple(
                     ToolCallRequest(str(c["id"]), str(c["name"]), c["arguments"])
@@ -106,7 +138,19 @@ def replay(session: Session, events: Sequence[Mapping[str, Any]]) -> int:
         except (KeyError, TypeError, ValueError) as exc:
             log.warning("session %s: skipping an unreadable %r event: %s", session.id, kind, exc)
     end_step()
+    if permissions is not None:
+        _restore_permissions(session, permissions)
     return prompts
+
+
+def _restore_permissions(session: Session, event: Mapping[str, Any]) -> None:
+    restored = permission_log.restore(session.permissions, event)
+    if restored.mode is not None:
+        session.send(mapping.mode_update(restored.mode))
+    fresh_mode = session.manager.config.policy.mode
+    if restored.rules or restored.dropped or restored.mode not in (None, fresh_mode):
+        # A paragraph of its own: the client may join it to the agent's last replayed words.
+        session.send(mapping.agent_message_chunk("\n\n" + restored.note()))
 
 
 class _Step:
@@ -116,17 +160,39 @@ class _Step:
     def __init__(self) -> None:
         self.call_ids: list[str] = []
         self.results: dict[str, ToolResultMessage] = {}
+        self.commits: dict[str, _Commit] = {}
         self.contexts: list[UserMessage] = []
 
     def clear(self) -> None:
         self.call_ids.clear()
         self.results.clear()
+        self.commits.clear()
         self.contexts.clear()
 
 
-def _unfinished(
-    session: Session, call_id: str, asked: tuple[str, Any, CallViewT | None, Presentable | None]
-) -> ToolResultMessage:
+@dataclass(frozen=True, slots=True)
+class _Commit:
+    """A logged `tool/commit`: the result text and the presentation meta the tool reported with it."""
+
+    summary: str
+    meta: JsonValue
+
+
+def _committed(session: Session, call_id: str, asked: Asked, commit: _Commit) -> ToolResultMessage:
+    """Complete the card of a call whose change was logged as made but whose result was not, from what the
+    tool logged then (its result text and meta), and answer the call with it."""
+    name, arguments, view, presentable = asked
+    text = f"{commit.summary}\n\n{COMMITTED_NOTE}"
+    result = ToolResult((TextBlock(text),), False, None, commit.meta)
+    result_view = presentable.result_view(result) if presentable is not None else None
+    for update in mapping.tool_call_completed(
+        session.wire, call_id, name, arguments, view, result, result_view, note=COMMITTED_NOTE
+    ):
+        session.send(update)
+    return ToolResultMessage(call_id, name, text, False)
+
+
+def _unfinished(session: Session, call_id: str, asked: Asked) -> ToolResultMessage:
     """Close the card of a call the log has no result for (the bridge stopped first) and answer it."""
     name, arguments, view, _presentable = asked
     message = "The call did not finish: the bridge stopped first."

@@ -3,10 +3,11 @@
 A `SessionManager` belongs to one client connection. It owns the tool registry (tools, the permission gate
 as first pre-execute listener and approval service, the result observer that completes cards and tells the
 session's permissions a call settled), and the sessions, each strictly isolated: its own cwd and roots,
-history, scripted-turn cursor, permission mode and rules, and at most one prompt in flight. A prompt runs
-as its own task (`Turn.run`); `cancel()` fires the turn's signal; should the turn not stop within
-`CANCEL_GRACE` seconds (a tool ignoring it), the prompt answers `cancelled` anyway and the stuck turn is
-detached (muted, its cards closed), so a prompt always answers promptly and the session stays usable.
+history, scripted-turn cursor, permission mode and rules (logged on each change, so `session/load` restores
+them), and at most one prompt in flight. A prompt runs as its own task (`Turn.run`); `cancel()` fires the
+turn's signal; should the turn not stop within `CANCEL_GRACE` seconds (a tool ignoring it), the prompt
+answers `cancelled` anyway and the stuck turn is detached (muted, its cards closed), so a prompt always
+answers promptly and the session stays usable.
 `close()` does the same, waits for the prompt to answer, then forgets the session. `shutdown()` cancels
 everything and waits for it to stop.
 
@@ -23,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from presenters.changes import COMMITS_SERVICE
 from registry_core import (
     Agent,
     ToolDefinition,
@@ -37,11 +39,12 @@ from registry_core import (
 from . import mapping
 from .channel import ClientChannel, PermissionOutcome, Update
 from .client_fs import ClientFiles
-from .errors import AuthRequired, InternalError, InvalidParams, InvalidRequest, ResourceNotFound
+from .errors import AuthRequired, InternalError, InvalidParams, InvalidRequest, ResourceNotFound, quoted
 from .mapping import WireContext
 from .models import Message, ModelBackend, ModelError
+from .permission_log import RecordedPermissions, permissions_event
 from .permissions import MODES, Decision, ModeId, PermissionGate, PolicyConfig, SessionPermissions
-from .replay import replay
+from .replay import COMMIT_EVENT, replay
 from .settings import DEFAULT_MAX_STEPS as DEFAULT_MAX_STEPS
 from .turn import StopReason, Turn
 
@@ -117,11 +120,11 @@ def prompt_text(blocks: object) -> str:
         elif kind in ("image", "audio", "resource"):
             what = {"image": "images", "audio": "audio", "resource": "embedded resources"}[kind]
             raise InvalidParams(
-                f"prompt[{i}] is {kind!r} content, but this agent does not accept {what} "
+                f"prompt[{i}] is {quoted(kind)} content, but this agent does not accept {what} "
                 "(its promptCapabilities say so); send text, or a resource_link to the file instead"
             )
         else:
-            raise InvalidParams(f"prompt[{i}] has unknown content type {kind!r}")
+            raise InvalidParams(f"prompt[{i}] has unknown content type {quoted(kind)}")
     text = "\n\n".join(p for p in parts if p)
     if not text.strip():
         raise InvalidParams("the prompt is empty: send at least one non-empty text or resource_link block")
@@ -151,8 +154,12 @@ class Session:
         caps = self.channel.capabilities
         if caps.fs_read or caps.fs_write:
             services["fs"] = ClientFiles(self.channel, session_id)
+        if manager.recording:
+            services[COMMITS_SERVICE] = _CommitLog(self)
         self.agent = Agent(id=session_id, cwd=cwd, roots=roots, services=services)
-        self._permissions = SessionPermissions(manager.config.policy, cwd, roots)
+        self._permissions = RecordedPermissions(
+            manager.config.policy, cwd, roots, on_change=self._record_permissions
+        )
         self._approval_lock = asyncio.Lock()
         self.history: list[Message] = []
         self.turn_index = 0
@@ -212,6 +219,11 @@ class Session:
         if note is not None:
             event["note"] = note
         self.record(event)
+
+    def _record_permissions(self) -> None:
+        """The user changed the mode or the remembered rules: log the whole state (the last one wins)."""
+        if self.manager.recording:
+            self.record(permissions_event(self._permissions))
 
     # --- prompts ----------------------------------------------------------------------------------
 
@@ -313,9 +325,12 @@ class Session:
 
     def set_mode(self, mode_id: str) -> None:
         if mode_id not in MODES:
-            raise InvalidParams(f"unknown mode {mode_id!r}; available: {', '.join(MODES)}")
+            raise InvalidParams(f"unknown mode {quoted(mode_id)}; available: {', '.join(MODES)}")
         mode: ModeId = MODES[mode_id].id
+        changed = mode != self._permissions.mode
         self._permissions.mode = mode
+        if changed:
+            self._record_permissions()
         self.send(mapping.mode_update(mode))
 
     def _slash_command(self, text: str) -> bool:
@@ -354,6 +369,20 @@ class Session:
 
     def available_commands_update(self) -> Update:
         return mapping.available_commands(COMMANDS)
+
+
+class _CommitLog:
+    """`agent.services["commits"]` (a `presenters.changes.CommitJournal`): a file tool's change, logged the
+    moment it is made. Without it, a bridge killed between the write and the call's result would replay
+    a change that is on disk as a call that did not finish."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    def committed(self, call_id: str, tool: str, summary: str, meta: Mapping[str, Any]) -> None:
+        self._session.record(
+            {"type": COMMIT_EVENT, "callId": call_id, "name": tool, "summary": summary, "meta": meta}
+        )
 
 
 def _model_failure(exc: ModelError) -> Exception:
@@ -412,14 +441,16 @@ class SessionManager:
         if not isinstance(cwd, str) or not cwd:
             raise InvalidParams("cwd is required: the absolute path of the session's working directory")
         if not os.path.isabs(cwd):
-            raise InvalidParams(f"cwd must be an absolute path, got {cwd!r}")
+            raise InvalidParams(f"cwd must be an absolute path, got {quoted(cwd)}")
         roots = [os.path.normpath(cwd)]
         if additional_directories is not None:
             if not isinstance(additional_directories, list):
                 raise InvalidParams("additionalDirectories must be a list of absolute paths")
             for i, extra in enumerate(additional_directories):
                 if not isinstance(extra, str) or not os.path.isabs(extra):
-                    raise InvalidParams(f"additionalDirectories[{i}] must be an absolute path, got {extra!r}")
+                    raise InvalidParams(
+                        f"additionalDirectories[{i}] must be an absolute path, got {quoted(extra)}"
+                    )
                 roots.append(os.path.normpath(extra))
         if not os.path.isdir(roots[0]):
             log.warning("session cwd %s does not exist (yet)", roots[0])
@@ -437,7 +468,7 @@ class SessionManager:
         if not isinstance(session_id, str):
             raise InvalidParams("sessionId must be a string")
         if not isinstance(cwd, str) or not os.path.isabs(cwd):
-            raise InvalidParams(f"cwd must be an absolute path, got {cwd!r}")
+            raise InvalidParams(f"cwd must be an absolute path, got {quoted(cwd)}")
         header, log_events = events
         stored_cwd = os.path.normpath(str(header.get("cwd")))
         if os.path.normpath(cwd) != stored_cwd:
@@ -456,7 +487,7 @@ class SessionManager:
             raise InvalidParams("sessionId must be a string")
         session = self.sessions.get(session_id)
         if session is None:
-            raise ResourceNotFound(f"unknown session {session_id!r}", data={"sessionId": session_id})
+            raise ResourceNotFound(f"unknown session {quoted(session_id)}", data={"sessionId": session_id})
         return session
 
     async def close(self, session_id: object) -> None:

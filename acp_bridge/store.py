@@ -3,9 +3,16 @@
 One JSON Lines file per session, `<state_dir>/sessions/<session id>.jsonl`. The first line is the header
 (`{"type": "session", "sessionId", "cwd", "roots", "createdAt"}`); every later line is one durable event of
 the conversation, in order: `user` (a prompt's text), `assistant` (text, thought and the tool calls asked
-for), `tool/result` (the registry's durable record of a result, plus the card's note) and `context`.
+for), `tool/commit` (a file tool's change was made: its result text and meta, logged before the result),
+`tool/result` (the registry's durable record of a result, plus the card's note, logged before the card
+is sent), `context`, and `permissions` (the mode and remembered rules, after each change the user made).
 A file is only ever appended to, so a crash loses at most the line being written; a torn last line is
 skipped on load.
+
+Each line is flushed to the kernel as it is written, so a killed bridge (`kill -9`) loses nothing it
+logged. Lines are not fsync'd: that would guard against a machine crash only, which the file tools'
+own writes (rename without fsync) do not survive either, and it would cost a disk round trip (1-20 ms)
+for each of the hundreds of events a step can log.
 
 Must not: keep anything a replay could not reproduce from these events, accept a session id that is not
 one of ours as a path (ids are checked against `SESSION_ID`), or raise into a turn (a failing disk is
@@ -23,6 +30,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
+
+from .errors import quoted
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +73,7 @@ class SessionStore:
 
     def _path(self, session_id: str) -> Path:
         if not SESSION_ID.match(session_id):
-            raise ValueError(f"not a session id: {session_id!r}")
+            raise ValueError(f"not a session id: {quoted(session_id)}")
         return self.root / f"{session_id}.jsonl"
 
     # --- writing (the `Recorder` of sessions.py) -----------------------------------------------------
@@ -136,7 +145,7 @@ class SessionStore:
         offset = 0
         if cursor is not None:
             if not cursor.startswith("offset:") or not cursor[7:].isdigit():
-                raise ValueError(f"not a cursor from session/list: {cursor!r}")
+                raise ValueError(f"not a cursor from session/list: {quoted(cursor)}")
             offset = int(cursor[7:])
         try:
             files = [p for p in self.root.glob("sess_*.jsonl") if SESSION_ID.match(p.stem)]

@@ -18,7 +18,8 @@ the model as `ToolResultMessage`s in call order, then the contexts they deferred
 OpenAI-compatible API rejects a user message between one step's tool messages). A step's token usage
 becomes a `usage_update` when the context window is configured. Every card closed without a result of its
 own (the turn ended first) is logged with the result it showed, so a reloaded session shows and tells the
-model the same.
+model the same. A result is logged before its card is sent, so no card the client saw completed replays as
+unfinished.
 
 Cancellation is one `CancelController` per turn: it cancels the model stream (its task), every running tool
 (the pipeline cancels the body, and `bash` kills its process group) and every pending permission question.
@@ -489,6 +490,11 @@ class Turn:
             state.live.close()
             sent = state.live.sent
         durable = ToolResult.of(result)
+        state.result = durable
+        # Logged before the card is shown (and the model told): whatever the client saw completed, a
+        # reloaded session shows completed too, even when the bridge dies right after.
+        if not self.detached:
+            session.record_result(call_id, name, durable, state.note)
         presentable = state.presentable
         result_view: ResultViewT | None = _stopped_terminal_view(state, durable)
         if result_view is None and presentable is not None:
@@ -509,9 +515,6 @@ class Turn:
         plan = mapping.plan_from_result(durable)
         if plan is not None:
             self._send(plan)
-        state.result = durable
-        if not self.detached:
-            session.record_result(call_id, name, durable, state.note)
 
     def _settle_leftovers(self) -> None:
         """A turn that ends abruptly (hard cancel, model error mid-batch or mid-stream) still ends every
@@ -526,10 +529,8 @@ class Turn:
         answered = {m.call_id for m in self.history if isinstance(m, ToolResultMessage)}
         for call_id, state in self.calls.items():
             if not state.done:
-                self._close_unfinished(state, stopped)
                 # Logged like any result, so a reloaded session shows what this card showed.
-                if state.result is not None and not self.detached:
-                    self.session.record_result(call_id, state.name, state.result, state.note)
+                self._close_unfinished(state, stopped, record=not self.detached)
             result = state.result
             if call_id not in answered and result is not None:
                 # The model is told what the card showed and the log keeps: the result the call settled
@@ -538,13 +539,15 @@ class Turn:
                     ToolResultMessage(call_id, state.name, content_text(result.content), result.is_error)
                 )
 
-    def _close_unfinished(self, state: CallState, failure: ToolFailureInfo) -> None:
-        """End the card of a call that never settled, failed with `failure`."""
+    def _close_unfinished(self, state: CallState, failure: ToolFailureInfo, *, record: bool = False) -> None:
+        """End the card of a call that never settled, failed with `failure` (logged first if `record`)."""
         state.done = True
         if state.live is not None:
             state.live.close()
         result = ToolResult((TextBlock(failure.message),), True, failure)
         state.result = result
+        if record:
+            self.session.record_result(state.call_id, state.name, result, state.note)
         for update in mapping.tool_call_completed(
             state.wire,
             state.call_id,

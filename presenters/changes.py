@@ -7,12 +7,18 @@ presentation_meta of both tools (persisted for replay; the bridge maps it):
 Hunk numbers are 1-based; `line` is the hunk's first changed line in the new file.
 
 Invariant: the result card is built from meta alone (never by reading the file again).
+
+A host may put a `CommitJournal` in `agent.services["commits"]`: both tools tell it of every change the
+moment it is on disk (or in the editor), before their result goes through the registry, with the text
+and meta the result will carry. A host that logs conversations records it, so a crash between the write
+and the result still leaves a log saying the change happened, and what it was.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -24,13 +30,39 @@ from registry_core import (
     FileLocation,
     GenericResultView,
     ToolResult,
+    ToolRunContext,
 )
 
 from .cards import call_paths, failure_card, meta_display, meta_field
 from .diffs import Hunk
 from .paths import display_path
 
+log = logging.getLogger(__name__)
+
 SNIPPET_LINES = 60
+COMMITS_SERVICE = "commits"
+
+
+@runtime_checkable
+class CommitJournal(Protocol):
+    """Where a host records that a call's file change has been made (see the module docstring)."""
+
+    def committed(self, call_id: str, tool: str, summary: str, meta: Mapping[str, Any]) -> None:
+        """Call `call_id` of `tool` changed a file: `summary` and `meta` are its result's text and
+        presentation meta. Records durably before returning; never raises into the tool."""
+        ...
+
+
+def report_commit(ctx: ToolRunContext, summary: str, meta: Mapping[str, Any]) -> None:
+    """Tell the host's `CommitJournal` (when it has one) that this call's change is made."""
+    agent = ctx.agent
+    journal = agent.services.get(COMMITS_SERVICE) if agent is not None else None
+    if not isinstance(journal, CommitJournal):
+        return
+    try:
+        journal.committed(ctx.call_id, ctx.execution.name, summary, meta)
+    except Exception:  # the change is made either way; a broken journal must not fail the call
+        log.exception("commit journal failed for call %s", ctx.call_id)
 
 
 class HunkValue(BaseModel):

@@ -20,7 +20,15 @@ from pydantic import BaseModel, Field
 
 from registry_core import Output, ToolDefinition, ToolError, ToolResult, ToolRunContext, define_tool
 
-from .changes import FileChange, HunkValue, change_call_view, change_meta, change_result_view, snippet
+from .changes import (
+    FileChange,
+    HunkValue,
+    change_call_view,
+    change_meta,
+    change_result_view,
+    report_commit,
+    snippet,
+)
 from .diffs import Hunk, count_lines, site_hunks
 from .fs_access import load_document, os_error, save_document
 from .paths import display_path, resolve, session_cwd
@@ -110,7 +118,7 @@ async def _execute(args: EditArgs, ctx: ToolRunContext) -> FileChange:
     text = doc.text
     new_text, hunks, replacements = await run_blocking(lambda stop: _plan(text, args, display, stop))
     source = await save_document(ctx.agent, path, new_text, doc, display)
-    return FileChange(
+    change = FileChange(
         path=path,
         cwd=cwd,
         created=False,
@@ -119,6 +127,8 @@ async def _execute(args: EditArgs, ctx: ToolRunContext) -> FileChange:
         source=source,
         total_lines=count_lines(new_text),
     )
+    report_commit(ctx, _render(args, change), change_meta(args, change))
+    return change
 
 
 def _render(_args: EditArgs, value: FileChange) -> str:

@@ -5,7 +5,8 @@
 - An overwrite keeps the file's encoding (BOM), permission bits, and CRLF line endings: content sent with
   bare "\\n" into a CRLF file is converted, since models write "\\n" whatever the file uses. Writing the
   same content again changes nothing on disk.
-- Writes are atomic (`fs_access.atomic_write`) or go through the editor service when the host has one.
+- Writes are atomic (`fs_access.atomic_write`) or go through the editor service when the host has one;
+  a change made is reported to the host's commit journal at once (`changes.report_commit`).
 
 Must not: overwrite a binary or non-UTF-8 file (it would be destroyed), or a read-only file.
 """
@@ -16,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from registry_core import Output, ToolDefinition, ToolResult, ToolRunContext, define_tool
 
-from .changes import FileChange, HunkValue, change_call_view, change_meta, change_result_view
+from .changes import FileChange, HunkValue, change_call_view, change_meta, change_result_view, report_commit
 from .diffs import count_lines, create_hunk, line_diff_hunks
 from .fs_access import load_document, save_document, uses_crlf
 from .paths import display_path, resolve, session_cwd
@@ -45,7 +46,7 @@ async def _execute(args: WriteArgs, ctx: ToolRunContext) -> FileChange:
             lambda _stop: [create_hunk(content)] if old_text is None else line_diff_hunks(old_text, content)
         )
         source = await save_document(ctx.agent, path, content, old, display)
-    return FileChange(
+    change = FileChange(
         path=path,
         cwd=cwd,
         created=old is None,
@@ -53,6 +54,9 @@ async def _execute(args: WriteArgs, ctx: ToolRunContext) -> FileChange:
         source=source,
         total_lines=count_lines(content),
     )
+    if hunks:
+        report_commit(ctx, _render(args, change), change_meta(args, change))
+    return change
 
 
 def _render(_args: WriteArgs, value: FileChange) -> str:

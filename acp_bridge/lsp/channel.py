@@ -6,9 +6,11 @@
   (`window/workDoneProgress/create`, then `$/progress` begin/report/end) and follow-along
   `window/showDocument` (takeFocus false, the line selected) — each only when the client supports it.
 - `request_permission`: `window/showMessageRequest` (Warning) with Allow once / Always allow / Reject /
-  Always reject; a dismissed request rejects. While it is open, the call's progress says it waits for
-  the user's approval. Without the capability the call is denied with a reason the user sees (a
-  `window/showMessage`, the failed progress, the card) and the model gets as the tool error.
+  Always reject; a dismissed request rejects. It goes out after the call's progress `begin` (which waits
+  for the client to create the token; at most `BEGIN_WAIT` s), so the editor shows which call the
+  question is about first. While it is open, the call's progress says it waits for the user's approval.
+  Without the capability the call is denied with a reason the user sees (a `window/showMessage`, the
+  failed progress, the card) and the model gets as the tool error.
 - `read_text_file` / `write_text_file` (offered only when edits go through the editor): reads see the
   editor's synced buffers (and edits we applied that the editor has not saved yet); writes become one
   `workspace/applyEdit` of the changed lines (a change annotation with `needsConfirmation` where
@@ -42,6 +44,8 @@ log = logging.getLogger(__name__)
 
 SESSION_UPDATE: Final = "acpBridge/sessionUpdate"
 REQUEST_FAILED: Final = -32803  # LSP's RequestFailed: the editor refused what we asked
+# How long an approval question waits for its call's progress to begin (the client creating the token).
+BEGIN_WAIT: Final = 2.0
 
 
 class LspTransport(Protocol):
@@ -92,6 +96,8 @@ class _Progress:
     token: str
     ready: bool = False
     queue: list[Any] = field(default_factory=list)
+    # Set once the client answered the token's creation (either way): the `begin` went out, or never will.
+    created: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 Signature = tuple[int, int] | None  # (mtime_ns, size) of a file on disk, None when it does not exist
@@ -207,6 +213,7 @@ class LspChannel:
             actions=[types.MessageActionItem(title=title) for title in question.actions],
         )
         call_id = tool_call.get("toolCallId")
+        await self._progress_begun(session_id, call_id)
         self.perform(self.view.asking(session_id, call_id))
         try:
             answer = await self._transport.request(types.WINDOW_SHOW_MESSAGE_REQUEST, params)
@@ -380,13 +387,26 @@ class LspChannel:
             # The spec forbids using a token the client refused; the card and the log still show the call.
             log.debug("progress %s not created: %s", progress.token, exc)
             self._progress.pop(progress.token, None)
+        else:
+            progress.ready = True
+            queued, progress.queue = progress.queue, []
+            for value in queued:
+                self._send_progress(progress.token, value)
+            if queued and isinstance(queued[-1], types.WorkDoneProgressEnd):
+                self._progress.pop(progress.token, None)
+        finally:
+            progress.created.set()
+
+    async def _progress_begun(self, session_id: str, call_id: object) -> None:
+        """Wait (at most `BEGIN_WAIT` s) until the call's progress `begin` was sent or will never be."""
+        token = self.view.token_of(session_id, call_id)
+        progress = self._progress.get(token) if token is not None else None
+        if progress is None or progress.ready:
             return
-        progress.ready = True
-        queued, progress.queue = progress.queue, []
-        for value in queued:
-            self._send_progress(progress.token, value)
-        if queued and isinstance(queued[-1], types.WorkDoneProgressEnd):
-            self._progress.pop(progress.token, None)
+        try:
+            await asyncio.wait_for(progress.created.wait(), BEGIN_WAIT)
+        except TimeoutError:
+            log.debug("progress %s not created within %.1f s; asking anyway", progress.token, BEGIN_WAIT)
 
     def _progress_value(self, token: str, value: Any, *, last: bool) -> None:
         progress = self._progress.get(token)

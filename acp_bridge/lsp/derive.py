@@ -264,6 +264,11 @@ class UpdateView:
         call.asking = True
         return self._report(call, call.state)
 
+    def token_of(self, session_id: str, call_id: object) -> str | None:
+        """The progress token of an open call (None without progress, or for an unknown call)."""
+        call = self._calls.get((session_id, call_id)) if isinstance(call_id, str) else None
+        return call.token if call is not None and self.progress else None
+
     def answered(self, session_id: str, call_id: object) -> None:
         """The question about the call was answered (or withdrawn). Says nothing by itself: the card's
         next update (running, or failed when rejected) does."""

@@ -1,9 +1,12 @@
 """Stored sessions end to end: with --state-dir, session/list finds a conversation after the bridge
 restarted and session/load replays it through the same mapping as live (the folded cards are identical),
-then the conversation goes on where it stopped."""
+then the conversation goes on where it stopped, with the permission mode and rules it had; a write whose
+change was made before the bridge was killed (`kill -9`) replays as made."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -11,7 +14,7 @@ from typing import Any
 import pytest
 from acp.exceptions import RequestError
 
-from .bridge_harness import write_script
+from .bridge_harness import RecordingClient, selected, write_script
 from .conftest import StartBridge
 
 
@@ -113,3 +116,78 @@ async def test_without_a_state_dir_nothing_is_stored_or_advertised(
     )
     await bridge.wait_for(lambda: bool(bridge.responses(77)))
     assert bridge.responses(77)[0]["error"]["code"] == -32601
+
+
+async def test_a_write_killed_after_its_change_was_made_replays_completed_with_its_diff(
+    bridges: StartBridge, tmp_path: Path, workspace: Path
+) -> None:
+    state, marker = tmp_path / "state", tmp_path / "written.marker"
+    notes = workspace / "notes.txt"
+    notes.write_text("one\ntwo\nthree\n")
+    write = {"id": "w1", "name": "write_then_hang",
+             "arguments": {"file_path": "notes.txt", "content": "one\nTWO\nthree\n"}}  # fmt: skip
+    script = write_script(tmp_path / "script.json", [[{"tool_calls": [write]}, {"text": "never"}]])
+    args = ("--state-dir", str(state), "--extra-tools", "tests.acp_bridge.commit_tools:tools",
+            "--allow-tool", "write_then_hang")  # fmt: skip
+    env = {"ACP_BRIDGE_TEST_MARKER": str(marker)}
+    live = await bridges(*args, model=script, env=env)
+    await live.initialize()
+    session_id = await live.new_session(workspace)
+    prompt = asyncio.ensure_future(live.prompt(session_id, "Capitalise two"))
+    # The body returned: the file is written and the tool hangs before its result reaches the bridge.
+    await live.wait_for(lambda: marker.exists() or prompt.done())
+    assert not prompt.done()
+    live.proc.kill()  # SIGKILL: no shutdown code runs
+    await live.proc.wait()
+    prompt.cancel()
+    with contextlib.suppress(BaseException):
+        await prompt
+    assert notes.read_text() == "one\nTWO\nthree\n"
+
+    again = await bridges(*args, model=script, env=env)
+    await again.initialize()
+    await again.conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+    card = _fold(again.updates(session_id))["w1"]
+    assert card["status"] == "completed", card
+    (diff,) = [block for block in card["content"] if block["type"] == "diff"]
+    assert diff["path"] == str(notes)
+    assert "two" in diff["oldText"] and "TWO" in diff["newText"]
+
+
+async def test_load_restores_the_permission_mode_and_remembered_rules(
+    bridges: StartBridge, tmp_path: Path, workspace: Path
+) -> None:
+    state = tmp_path / "state"
+    echo = {"id": "b1", "name": "bash", "arguments": {"command": "echo first"}}
+    later = [
+        {"id": "b2", "name": "bash", "arguments": {"command": "echo second"}},
+        {"id": "w1", "name": "write", "arguments": {"file_path": "new.txt", "content": "hi\n"}},
+    ]
+    script = write_script(
+        tmp_path / "script.json",
+        [[{"tool_calls": [echo]}, {"text": "ok"}], [{"tool_calls": later}, {"text": "done"}]],
+    )
+    always = RecordingClient(policy=lambda *_: selected("allow_always"))
+    live = await bridges("--state-dir", str(state), model=script, client=always)
+    await live.initialize()
+    session_id = await live.new_session(workspace)
+    await asyncio.wait_for(live.conn.set_session_mode(session_id=session_id, mode_id="accept_edits"), 10)
+    assert await live.prompt(session_id, "echo something") == "end_turn"
+    assert len(always.permission_requests) == 1  # "always allow `echo` commands"
+    await live.stop()
+
+    asking = RecordingClient()
+    again = await bridges("--state-dir", str(state), model=script, client=asking)
+    await again.initialize()
+    loaded = await again.conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+    assert loaded.modes is not None and loaded.modes.current_mode_id == "accept_edits"
+    replayed = again.updates(session_id)
+    assert {"sessionUpdate": "current_mode_update", "currentModeId": "accept_edits"} in replayed
+    note = _text(replayed, "agent_message_chunk")
+    assert "Restored with this session" in note and "always allow `echo` commands" in note
+    # Both hold: the rule covers the next echo, accept_edits the write inside the workspace.
+    assert await again.prompt(session_id, "more") == "end_turn"
+    assert asking.permission_requests == []
+    cards = _fold(again.updates(session_id))
+    assert cards["b2"]["status"] == "completed" and cards["w1"]["status"] == "completed"
+    assert (workspace / "new.txt").read_text() == "hi\n"

@@ -25,6 +25,7 @@ CORE = [
     "turn",
     "replay",
     "permissions",
+    "permission_log",
     "live_output",
     "client_fs",
     "store",

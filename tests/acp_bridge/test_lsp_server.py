@@ -62,6 +62,8 @@ class Editor:
     updates: list[dict[str, Any]] = field(default_factory=list)  # raw acpBridge/sessionUpdate params
     answers: list[str | None] = field(default_factory=list)  # showMessageRequest answers, in order
     asked: list[types.ShowMessageRequestParams] = field(default_factory=list)
+    # The titles of the progresses begun when each question arrived (what the editor could show by then).
+    begun_when_asked: list[list[str]] = field(default_factory=list)
     edits: list[types.ApplyWorkspaceEditParams] = field(default_factory=list)
     disk_when_asked: list[dict[str, str]] = field(default_factory=list)
     refuse_edits: str | None = None  # a failure reason: the "user" declines every edit
@@ -156,6 +158,13 @@ def _client(editor_box: list[Editor]) -> LanguageClient:
     def ask(_ls: LanguageClient, params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
         editor = editor_box[0]
         editor.asked.append(params)
+        editor.begun_when_asked.append(
+            [
+                values[0].title
+                for values in _ls.progress_reports.values()
+                if values and isinstance(values[0], types.WorkDoneProgressBegin)
+            ]
+        )
         answer = editor.answers.pop(0) if editor.answers else None
         return types.MessageActionItem(title=answer) if answer is not None else None
 
@@ -397,6 +406,18 @@ async def test_reject_fails_the_call_and_always_allow_is_not_asked_again(tmp_pat
         assert ed.final("b2")["status"] == "completed" and ed.final("b3")["status"] == "completed"
         assert "You chose: always allow" in json.dumps(ed.final("b2"))
         assert "Allowed by your session rule" in json.dumps(ed.final("b3"))
+
+
+async def test_the_approval_question_comes_after_its_calls_progress_began(tmp_path: Path) -> None:
+    turns = [{"steps": [{"tool_calls": [_call("b1", "bash", command="touch asked.txt")]}, {"text": "ok"}]}]
+    async with editor(tmp_path, turns) as ed:
+        ed.answers = ["Allow once"]
+        await ed.prompt("go")
+        assert len(ed.asked) == 1
+        (begun,) = ed.begun_when_asked
+        assert [title for title in begun if "touch asked.txt" in title], begun
+        values = await ed.progress_of("touch asked.txt")
+        assert isinstance(values[-1], types.WorkDoneProgressEnd) and values[-1].message == "completed"
 
 
 async def test_a_dismissed_question_rejects(tmp_path: Path) -> None:
