@@ -14,26 +14,62 @@ The disk path, the default, keeps what a careful editor keeps:
   writes go through symlinks to their target; a read-only file is refused, not silently replaced;
 - staleness: a file that changed on disk between the read and the commit is not overwritten.
 
+Links, and the permission decision (the bridge judges a path, symlinks resolved, before the call runs; a
+link can be swapped in between that decision and the file operation). The rule, in `disk`:
+- a path named inside the session's roots must land inside them. Every read opens the file and then asks
+  the descriptor where it really is (`/proc/self/fd/N`, macOS `F_GETPATH`); every write opens the target's
+  directory the same way before creating anything, creates the missing directories relative to it
+  without following links, and makes its temporary file and the final `os.replace` relative to that
+  directory descriptor (a rename replaces a link found at the name, never follows it; a link found there
+  is refused as PATH_CHANGED). A link that leads outside the roots is refused as OUTSIDE_WORKSPACE,
+  whenever it appeared: the model can name the target by its own path, which the policy then asks about;
+- links that stay inside the roots are followed (`CLAUDE.md -> AGENTS.md`), and so is a path named
+  outside the roots (the user was asked about that path; `/tmp` may itself be a link);
+- through the editor's service the editor opens the file itself; the rule is then checked on the path's
+  links just before the request (the editor's own open is beyond our reach).
+Temporary files are named `.<name>.acp-bridge-tmp-<pid>-<hex>.tmp`, so `remove_stale_temps(root)` (run in
+the background when a session starts; bounded, see `disk`) removes those a killed writer left behind.
+
+An editor's refusal: a host's `read_text` raises `EditorReadError(reason)` when the editor answered a read
+with an error; the tools read the disk instead (clients report a file they have not open, or a missing
+one, as any error), and name the editor's reason when the disk cannot serve the file either. A refused
+write is the host's `ToolError`, whose message carries the editor's whole reason.
+
 Invariant: errors are `ToolError`s with a code and a message that tells the model what to do next; no
-traceback reaches the model. Nothing here decides policy (roots, approvals).
+traceback reaches the model. Nothing here decides policy (roots, approvals) beyond the landing rule.
 """
 
 from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
 import difflib
+import errno
 import io
 import logging
 import os
 import stat
-import tempfile
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 from registry_core import Agent, ToolError
 
+from .disk import (
+    CLOEXEC,
+    check_landing,
+    check_named,
+    create_temp,
+    lstat_at,
+    open_directory,
+    path_changed,
+    real_path_of,
+)
+from .disk import remove_stale_temps as remove_stale_temps
+from .disk import remove_stale_temps_soon as remove_stale_temps_soon
+from .paths import session_roots
 from .runtime import Stopped, run_blocking
 
 log = logging.getLogger(__name__)
@@ -54,6 +90,15 @@ class FileAccess(Protocol):
         """Replace (or create) `path` with `content`. A host that cannot write (an editor offering reads
         only) sets `writes_text = False` on itself; the tools then write to disk themselves."""
         ...
+
+
+class EditorReadError(Exception):
+    """Raised by a host's `read_text` when the editor answered with an error: the tools read the disk
+    instead, and name `reason` (the editor's whole answer) when the disk cannot serve the file either."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 def host_writes(access: FileAccess) -> bool:
@@ -197,6 +242,8 @@ def os_error(exc: OSError, display: str, action: str) -> ToolError:
             f"Permission denied: cannot {action} {display}. Choose another file or check its permissions.",
             code="PERMISSION_DENIED",
         )
+    if exc.errno == errno.ELOOP:
+        return path_changed(display)  # a directory opened without following links was a link
     return ToolError(f"Cannot {action} {display}: {exc.strerror or exc}.", code="IO_ERROR")
 
 
@@ -236,24 +283,37 @@ def uses_crlf(text: str) -> bool:
 # --- load and save -------------------------------------------------------------------------------
 
 
-def open_regular(path: str, display: str) -> tuple[io.BufferedReader, os.stat_result]:
-    """Open a regular file for reading; ToolError for a directory, a device or a pipe.
+def roots_of(agent: Agent | None) -> tuple[str, ...] | None:
+    """The roots the landing rule holds a tool to: the session's; None without a session."""
+    return session_roots(agent) if agent is not None else None
+
+
+def open_regular(
+    path: str, display: str, roots: Sequence[str] | None = None
+) -> tuple[io.BufferedReader, os.stat_result]:
+    """Open a regular file for reading; ToolError for a directory, a device or a pipe, and for a path named
+    inside `roots` that really opened a file outside them (the landing rule, on the descriptor).
 
     O_NONBLOCK: opening a FIFO must not wait for a writer (the thread would hang past any timeout); it
     has no effect on regular files.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise is_directory(display) if stat.S_ISDIR(info.st_mode) else not_regular(display)
+        if roots is not None:
+            check_landing(path, real_path_of(fd, path, display), roots, display)
+    except BaseException:
         os.close(fd)
-        raise is_directory(display) if stat.S_ISDIR(info.st_mode) else not_regular(display)
+        raise
     return os.fdopen(fd, "rb"), info
 
 
-def load_from_disk(path: str, display: str) -> TextDocument | None:
+def load_from_disk(path: str, display: str, roots: Sequence[str] | None = None) -> TextDocument | None:
     """The file's text, or None when it does not exist. Raises ToolError for anything else."""
     try:
-        f, info = open_regular(path, display)
+        f, info = open_regular(path, display, roots)
         with f:
             data = f.read()
     except FileNotFoundError:
@@ -266,28 +326,55 @@ def load_from_disk(path: str, display: str) -> TextDocument | None:
     )
 
 
-async def editor_text(agent: Agent | None, path: str) -> str | None:
-    """The editor's buffer for `path`, or None (no service, no buffer, or the service failed: a broken
-    editor channel must not make a file unreadable, the disk still has it)."""
+@dataclass(frozen=True, slots=True)
+class EditorRead:
+    """What the editor answered for a path: its text, or None; `refusal` is its reason when it answered
+    with an error (see `EditorReadError`)."""
+
+    text: str | None
+    refusal: str | None = None
+
+
+async def editor_read(agent: Agent | None, path: str, display: str) -> EditorRead:
+    """The editor's buffer for `path`, if any (no service, no buffer, or the service failed: a broken
+    editor channel must not make a file unreadable, the disk still has it). Raises ToolError when the path
+    breaks the landing rule (the editor would follow the link)."""
     access = file_access_of(agent)
     if access is None:
-        return None
+        return EditorRead(None)
+    check_named(path, roots_of(agent), display)
     try:
         text = await access.read_text(path)
     except asyncio.CancelledError:
         raise
+    except EditorReadError as exc:
+        log.debug("the editor refused to read %s (%s); reading the disk instead", path, exc.reason)
+        return EditorRead(None, exc.reason)
     except Exception:
         log.warning("editor read of %s failed; reading the disk instead", path, exc_info=True)
-        return None
-    return text if isinstance(text, str) else None
+        return EditorRead(None)
+    return EditorRead(text if isinstance(text, str) else None)
+
+
+def with_refusal(error: ToolError, refusal: str | None) -> ToolError:
+    """`error` of the disk read, with the editor's reason for not serving the file added when it gave one."""
+    if refusal is None:
+        return error
+    return ToolError(
+        f"{error.message} The editor could not read it either: {refusal}", code=error.code, meta=error.meta
+    )
 
 
 async def load_document(agent: Agent | None, path: str, display: str) -> TextDocument | None:
     """The text a tool should work on: the editor's buffer when it has one, else the disk file."""
-    text = await editor_text(agent, path)
-    if text is not None:
-        return TextDocument(path, text, source="editor")
-    doc: TextDocument | None = await run_blocking(lambda _stop: load_from_disk(path, display))
+    read = await editor_read(agent, path, display)
+    if read.text is not None:
+        return TextDocument(path, read.text, source="editor")
+    roots = roots_of(agent)
+    try:
+        doc: TextDocument | None = await run_blocking(lambda _stop: load_from_disk(path, display, roots))
+    except ToolError as exc:
+        raise with_refusal(exc, read.refusal) from None
     return doc
 
 
@@ -309,47 +396,72 @@ def atomic_write(
     signature: tuple[int, int] | None,
     display: str,
     stop: threading.Event | None = None,
+    roots: Sequence[str] | None = None,
 ) -> None:
     """Write `data` to `path` atomically (temp file + os.replace), keeping `mode`, creating parents.
 
     `signature` (from the read) guards against overwriting a file changed since; `stop` (the caller's
-    cancellation) is checked just before the commit so a cancelled call never changes the file.
+    cancellation) is checked just before the commit so a cancelled call never changes the file. `roots`:
+    the landing rule's (module docstring); the whole commit is relative to the target directory's
+    descriptor.
     """
     target = os.path.realpath(path)  # a symlink keeps pointing at the (rewritten) target
-    directory = os.path.dirname(target)
+    directory, name = os.path.split(target)
     try:
-        os.makedirs(directory, exist_ok=True)
+        dir_fd = open_directory(directory, path, name, roots, display)
+    except OSError as exc:
+        raise os_error(exc, display, "write") from None
+    try:
+        _commit(dir_fd, name, target, data, mode, signature, display, stop)
+    finally:
+        os.close(dir_fd)
+
+
+def _commit(
+    dir_fd: int,
+    name: str,
+    target: str,
+    data: bytes,
+    mode: int | None,
+    signature: tuple[int, int] | None,
+    display: str,
+    stop: threading.Event | None,
+) -> None:
+    try:
+        existing = lstat_at(name, dir_fd)
+        if existing is not None and stat.S_ISLNK(existing.st_mode):
+            raise path_changed(display)  # resolved a moment ago, a link now: swapped in meanwhile
+        if existing is not None and stat.S_ISDIR(existing.st_mode):
+            raise is_directory(display)
         # No write bit at all is a deliberate "read-only", even for root (who passes os.access):
         # replacing the file would silently defeat it, as `vim :w` without "!" refuses to.
-        if os.path.exists(target) and (not os.stat(target).st_mode & 0o222 or not os.access(target, os.W_OK)):
+        if existing is not None and (
+            not existing.st_mode & 0o222 or not os.access(name, os.W_OK, dir_fd=dir_fd)
+        ):
             raise PermissionError(13, "read-only file", target)
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
+        fd, tmp = create_temp(name, dir_fd)
     except OSError as exc:
         raise os_error(exc, display, "write") from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-        os.chmod(tmp, mode if mode is not None else DEFAULT_FILE_MODE)
-        if signature is not None:
-            try:
-                now = os.stat(target)
-                current: tuple[int, int] | None = (now.st_mtime_ns, now.st_size)
-            except FileNotFoundError:
-                current = None
-            if current != signature:
-                raise ToolError(
-                    f"{display} changed on disk while this call was running; it was not overwritten. "
-                    "Read it again and retry.",
-                    code="STALE_FILE",
-                )
+            os.fchmod(f.fileno(), mode if mode is not None else DEFAULT_FILE_MODE)
+        now = lstat_at(name, dir_fd)
+        if now is not None and stat.S_ISLNK(now.st_mode):
+            raise path_changed(display)
+        current = (now.st_mtime_ns, now.st_size) if now is not None else None
+        if signature is not None and current != signature:
+            raise ToolError(
+                f"{display} changed on disk while this call was running; it was not overwritten. "
+                "Read it again and retry.",
+                code="STALE_FILE",
+            )
         if stop is not None and stop.is_set():
             raise Stopped
-        os.replace(tmp, target)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
         if isinstance(exc, OSError):
             raise os_error(exc, display, "write") from None
         raise
@@ -372,7 +484,9 @@ async def save_document(
     during this write itself can make the disk file stale.
     """
     access = file_access_of(agent)
+    roots = roots_of(agent)
     if access is not None and host_writes(access):
+        check_named(path, roots, display)
         try:
             await access.write_text(path, text)
         except (asyncio.CancelledError, ToolError):
@@ -383,14 +497,16 @@ async def save_document(
             ) from exc
         return "editor"
     if like is not None and like.source == "editor":
-        like = await run_blocking(lambda _stop: _load_quiet(path))
+        like = await run_blocking(lambda _stop: _load_quiet(path, roots))
     encoding = like.encoding if like is not None else "utf-8"
     bom = like.bom if like is not None else False
     mode = like.mode if like is not None else None
     signature = like.signature if like is not None and like.source == "disk" else None
     data = encode(text, encoding, bom)
     await run_blocking(
-        lambda stop: atomic_write(path, data, mode=mode, signature=signature, display=display, stop=stop)
+        lambda stop: atomic_write(
+            path, data, mode=mode, signature=signature, display=display, stop=stop, roots=roots
+        )
     )
     return "disk"
 
@@ -407,8 +523,8 @@ class DiskFileAccess:
         await save_document(None, path, content, doc, path)
 
 
-def _load_quiet(path: str) -> TextDocument | None:
+def _load_quiet(path: str, roots: Sequence[str] | None = None) -> TextDocument | None:
     try:
-        return load_from_disk(path, path)
+        return load_from_disk(path, path, roots)
     except ToolError:
         return None

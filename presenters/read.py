@@ -7,6 +7,8 @@
   finds where the window starts, then only the window is decoded. A window at the end of a 100 MB file
   never holds more than one chunk plus the window.
 - With an editor service (`fs_access`), the editor's buffer (unsaved changes included) is what is read.
+- A path named inside the workspace must land inside it (the landing rule of `fs_access`, checked on the
+  opened descriptor): a link swapped in after the permission decision cannot redirect a read.
 
 Must not: load a large file whole, or return undecodable bytes to the model.
 """
@@ -16,7 +18,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -40,13 +42,15 @@ from .fs_access import (
     SNIFF_BYTES,
     decode,
     detect_encoding,
-    editor_text,
+    editor_read,
     invalid_utf8,
     not_text,
     open_regular,
     os_error,
+    roots_of,
     sniff,
     trim_partial_utf8,
+    with_refusal,
 )
 from .languages import language_of
 from .paths import display_path, resolve, session_cwd
@@ -103,10 +107,10 @@ def _window_of_text(text: str, first: int, limit: int) -> tuple[list[str], int, 
 
 
 def _read_disk(
-    path: str, display: str, first: int, limit: int, stop: threading.Event
+    path: str, display: str, first: int, limit: int, roots: Sequence[str] | None, stop: threading.Event
 ) -> tuple[list[str], int, int]:
     try:
-        f, info = open_regular(path, display)  # /dev/zero or a FIFO would never end: refused
+        f, info = open_regular(path, display, roots)  # /dev/zero or a FIFO would never end: refused
     except OSError as exc:
         raise os_error(exc, display, "read") from None
     with f:
@@ -172,17 +176,23 @@ async def _execute(args: ReadArgs, ctx: ToolRunContext) -> ReadValue:
     first = max(args.offset or 1, 1)
     limit = args.limit or DEFAULT_LIMIT
     source: Literal["disk", "editor"] = "disk"
-    buffer = await editor_text(ctx.agent, path)
-    if buffer is not None:
+    editor = await editor_read(ctx.agent, path, display)
+    roots = roots_of(ctx.agent)
+    if editor.text is not None:
         source = "editor"
-        lines, total, cut = _window_of_text(buffer, first, limit)
+        lines, total, cut = _window_of_text(editor.text, first, limit)
     else:
-        if _small_regular_file(path):
-            # Inline: a thread hop costs more than reading a small file (measured ~300 us vs ~30 us per
-            # call in benchmarks/bridge_bench.py's 200-read turn); big files still go to a worker thread.
-            lines, total, cut = _read_disk(path, display, first, limit, threading.Event())
-        else:
-            lines, total, cut = await run_blocking(lambda stop: _read_disk(path, display, first, limit, stop))
+        try:
+            if _small_regular_file(path):
+                # Inline: a thread hop costs more than reading a small file (measured ~300 us vs ~30 us
+                # per call in benchmarks/bridge_bench.py's 200-read turn); big files go to a worker thread.
+                lines, total, cut = _read_disk(path, display, first, limit, roots, threading.Event())
+            else:
+                lines, total, cut = await run_blocking(
+                    lambda stop: _read_disk(path, display, first, limit, roots, stop)
+                )
+        except ToolError as exc:
+            raise with_refusal(exc, editor.refusal) from None
     more = first + len(lines) <= total
     return ReadValue(
         path=path,

@@ -21,7 +21,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .content import ContentBlock, TextBlock
 from .errors import RegistrationError, ToolArgsError, ToolOutputError, Violation
-from .execution import ToolExecution, ToolExecutionResult, ToolResult, ToolRunContext
+from .execution import Agent, ToolExecution, ToolExecutionResult, ToolResult, ToolRunContext
 from .json_schema import JsonSchema, assert_object_schema, assert_supported, validate
 from .json_values import JsonValue, thaw
 from .schema import compile_parameters_spec, compile_type, compile_value_spec
@@ -58,6 +58,10 @@ class ToolDefinition:
     present_result: Callable[[Any, ToolResult], Any] | None = None
     # Typed DSL hook: validate and narrow frozen JSON arguments, raising ToolArgsError.
     parse_args: Callable[[JsonValue], Any] | None = None
+    # Optional, live only: the pending card computed against the world as it is now (a file change's
+    # real hunks), awaited by a host before it asks the user. `present_call` stays the pure fallback and
+    # the only call view replay uses; a preview may read files but must not change anything.
+    preview_call: Callable[[Any, Agent | None], Awaitable[Any]] | None = None
 
 
 def check_definition(definition: ToolDefinition) -> None:
@@ -128,6 +132,7 @@ def define_tool(
     concurrency_safe: bool | Callable[[P], bool] = False,
     present_call: Callable[[P], Any] | None = None,
     present_result: Callable[[P, ToolResult], Any] | None = None,
+    preview_call: Callable[[P, Agent | None], Awaitable[Any]] | None = None,
 ) -> ToolDefinition:
     """Build a `ToolDefinition` from typed parameters and output. See the module docstring."""
     params_schema: dict[str, Any]
@@ -225,6 +230,7 @@ def define_tool(
         present_call=present_call,
         present_result=present_result,
         parse_args=parse_args,
+        preview_call=preview_call,
     )
 
 
