@@ -46,7 +46,6 @@ from typing import TYPE_CHECKING, Any, Literal
 from registry_core import (
     CANCELLED,
     TIMEOUT,
-    Agent,
     CancelController,
     CancelReason,
     TerminalCallView,
@@ -173,15 +172,15 @@ class Presentable:
             return None
         return safe_present_call(lambda: present(typed), tool=self.definition.name)
 
-    async def preview_view(self, agent: Agent | None) -> CallViewT | None:
-        """The tool's live pending card (`preview_call`: e.g. the hunks a write would apply to the file as
-        it is now), or None: no preview, or it failed or took longer than `PREVIEW_TIMEOUT_S` (logged;
-        the pure `call_view` stands)."""
+    async def preview_view(self, execution: ToolExecution) -> CallViewT | None:
+        """The tool's live pending card for `execution` (`preview_call`: e.g. the hunks a write would apply
+        to the file as it is now; it may also pin what the question is about), or None: no preview, or it
+        failed or took longer than `PREVIEW_TIMEOUT_S` (logged; the pure `call_view` stands)."""
         preview, typed, name = self.definition.preview_call, self.typed, self.definition.name
         if preview is None:
             return None
         try:
-            view = await asyncio.wait_for(preview(typed, agent), PREVIEW_TIMEOUT_S)
+            view = await asyncio.wait_for(preview(typed, execution), PREVIEW_TIMEOUT_S)
         except Exception as exc:  # noqa: BLE001 - a preview only improves a card; it never fails a call
             log.warning("preview_call of tool %r failed; the card keeps its arguments view: %r", name, exc)
             return None
@@ -491,12 +490,12 @@ class Turn:
         state = self.calls.get(call_id) if self._mine(execution) else None
         if state is None:
             presentable = Presentable.of(self.session.scope, execution.name, execution.arguments)
-            preview = await presentable.preview_view(execution.agent) if presentable is not None else None
+            preview = await presentable.preview_view(execution) if presentable is not None else None
             return mapping.permission_tool_call(
                 self.session.wire, call_id, execution.name, execution.arguments, preview, reason
             )
         if state.presentable is not None and not state.shared_id:
-            preview = await state.presentable.preview_view(execution.agent)
+            preview = await state.presentable.preview_view(execution)
             if preview is not None and preview != state.view and not state.done:
                 state.view = preview
                 self._send(

@@ -2,11 +2,10 @@
 directory opened without following links swapped in, our temporary files' names, and the removal of the
 ones a killed writer left behind.
 
-The landing rule (`check_landing`): a path named inside the session's roots must land inside them. The
-path the model named (made absolute, links not resolved) is compared with where the opened descriptor
-really is (`real_path_of`: `/proc/self/fd/N` on Linux, `F_GETPATH` on macOS, else a re-resolved path
-checked against the descriptor's device and inode). Links that lead inside the roots are followed; a path
-named outside the roots is the user's approved choice and is followed as the system resolves it.
+The landing rule (`Landing`, stated in `fs_access`): where the opened descriptor really is (`real_path_of`:
+`/proc/self/fd/N` on Linux, `F_GETPATH` on macOS, else a re-resolved path checked against the
+descriptor's device and inode) is compared with what the call may touch: exactly the file the user was
+asked about, or, for a call that ran without a question, anywhere inside the roots for a path named there.
 
 Temporary files: `.<name>.acp-bridge-tmp-<pid>-<8 hex>.tmp`, next to the file they replace, so a file left
 by a writer killed mid-write is recognisable as ours and as a dead process's (`remove_stale_temps`).
@@ -28,6 +27,7 @@ import sys
 import threading
 from collections import deque
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from registry_core import ToolError
 
@@ -95,38 +95,54 @@ def _named_inside(named: str, roots: Sequence[str]) -> bool:
     return any(relative_inside(named, os.path.realpath(r)) is not None for r in normal)
 
 
-def check_landing(named: str, real: str, roots: Sequence[str] | None, display: str) -> None:
-    """Refuse (OUTSIDE_WORKSPACE) a path named inside `roots` whose file really is `real`, outside them: a
-    symbolic link leads out, one the permission decision may never have seen (swapped in after it).
-    `roots` None: no session, no rule."""
-    if roots is None or real == named or not _named_inside(named, roots):
-        return
-    if is_inside_roots(real, roots):
-        return
-    raise ToolError(
-        f"{display} leads outside the workspace through a symbolic link (to {real}); it was neither read "
-        f"nor written. If that file is meant, name it by its own path ({real}): the user is then asked, as "
-        "for any file outside the workspace.",
-        code="OUTSIDE_WORKSPACE",
-    )
+@dataclass(frozen=True, slots=True)
+class Landing:
+    """Where a file operation on one named path may land (the landing rule).
 
+    `pinned`: the file the path led to when the user was asked about the call (the host's preview step
+    pins it): the operation must land exactly there, since that is what was approved. Otherwise `roots`:
+    a path named inside them must land inside them (None: no session, no rule)."""
 
-def check_named(named: str, roots: Sequence[str] | None, display: str) -> None:
-    """The landing rule for a path a host (the editor) opens itself: judged on the links as they are now."""
-    if roots is not None:
-        check_landing(named, os.path.realpath(named), roots, display)
+    roots: tuple[str, ...] | None = None
+    pinned: str | None = None
+
+    def check(self, named: str, real: str, display: str) -> None:
+        """Refuse landing at `real` (where the opened descriptor really is) for the path `named`."""
+        if self.pinned is not None:
+            if real != self.pinned:
+                raise ToolError(
+                    f"{display} led to {self.pinned} when the user was asked about this call, and leads to "
+                    f"{real} now (a symbolic link on its path changed); nothing was read or written.",
+                    code="PATH_CHANGED",
+                )
+            return
+        if self.roots is None or real == named or not _named_inside(named, self.roots):
+            return
+        if is_inside_roots(real, self.roots):
+            return
+        raise ToolError(
+            f"{display} leads outside the workspace through a symbolic link (to {real}); it was neither read "
+            f"nor written. If that file is meant, name it by its own path ({real}): the user is then asked, "
+            "as for any file outside the workspace.",
+            code="OUTSIDE_WORKSPACE",
+        )
+
+    def check_named(self, named: str, display: str) -> None:
+        """The rule for a path a host (the editor) opens itself: judged on its links as they are now."""
+        if self.pinned is not None or self.roots is not None:
+            self.check(named, os.path.realpath(named), display)
 
 
 # --- directories and temporary files ------------------------------------------------------------------
 
 
-def open_directory(directory: str, named: str, leaf: str, roots: Sequence[str] | None, display: str) -> int:
+def open_directory(directory: str, named: str, leaf: str, landing: Landing | None, display: str) -> int:
     """A descriptor of `directory` (absolute, links resolved), creating the missing part of it.
 
     The deepest existing ancestor is opened, and where `leaf` would land below it is judged by the landing
     rule before anything is created; each missing directory is then created and opened relative to its
     parent's descriptor without following links, so a link swapped in on the way is refused (ELOOP), never
-    followed. `named`: the path the model named, for the rule."""
+    followed. `named`: the path the model named, for the rule (None: no rule)."""
     missing: list[str] = []
     current = directory
     while True:
@@ -140,9 +156,9 @@ def open_directory(directory: str, named: str, leaf: str, roots: Sequence[str] |
             missing.append(os.path.basename(current))
             current = parent
     try:
-        if roots is not None:
-            landing = os.path.join(real_path_of(fd, current, display), *reversed(missing), leaf)
-            check_landing(named, landing, roots, display)
+        if landing is not None:
+            real = os.path.join(real_path_of(fd, current, display), *reversed(missing), leaf)
+            landing.check(named, real, display)
         for part in reversed(missing):
             with contextlib.suppress(FileExistsError):
                 os.mkdir(part, 0o777, dir_fd=fd)
@@ -245,11 +261,21 @@ def remove_stale_temps_in(roots: Iterable[str]) -> int:
     return total
 
 
-def remove_stale_temps_soon(roots: Iterable[str]) -> threading.Thread:
-    """Run `remove_stale_temps_in(roots)` on a daemon thread: a session starts without waiting for it, and
-    it can only remove dead writers' files, never those of a write this process is making."""
+_scanned: set[str] = set()  # roots this process has cleaned (or is cleaning) already
+_scanned_lock = threading.Lock()
+
+
+def remove_stale_temps_soon(roots: Iterable[str]) -> threading.Thread | None:
+    """Run `remove_stale_temps_in` on a daemon thread for the roots this process has not cleaned yet (the
+    first session in a workspace pays for the scan, the next ones nothing): a session starts without
+    waiting for it, and it only removes dead writers' files, never those of a write this process makes."""
+    with _scanned_lock:
+        fresh = tuple(root for root in dict.fromkeys(roots) if root not in _scanned)
+        _scanned.update(fresh)
+    if not fresh:
+        return None
     thread = threading.Thread(
-        target=remove_stale_temps_in, args=(tuple(roots),), name="stale-temp-cleanup", daemon=True
+        target=remove_stale_temps_in, args=(fresh,), name="stale-temp-cleanup", daemon=True
     )
     thread.start()
     return thread

@@ -19,7 +19,16 @@ import threading
 
 from pydantic import BaseModel, Field
 
-from registry_core import Agent, Output, ToolDefinition, ToolError, ToolResult, ToolRunContext, define_tool
+from registry_core import (
+    Agent,
+    Output,
+    ToolDefinition,
+    ToolError,
+    ToolExecution,
+    ToolResult,
+    ToolRunContext,
+    define_tool,
+)
 
 from .changes import (
     FileChange,
@@ -32,7 +41,15 @@ from .changes import (
     snippet,
 )
 from .diffs import Hunk, count_lines, site_hunks
-from .fs_access import TextDocument, load_document, os_error, save_document
+from .fs_access import (
+    Landing,
+    TextDocument,
+    landing_of,
+    load_document,
+    os_error,
+    pin_landing,
+    save_document,
+)
 from .paths import display_path, resolve, session_cwd
 from .runtime import run_blocking
 
@@ -101,7 +118,7 @@ def _plan(text: str, args: EditArgs, display: str, _stop: threading.Event) -> tu
 
 
 async def _plan_file(
-    agent: Agent | None, args: EditArgs, path: str, display: str
+    agent: Agent | None, args: EditArgs, path: str, display: str, landing: Landing
 ) -> tuple[TextDocument, str, list[Hunk], int]:
     """(document read, new text, hunks, replacements) of the edit on the file as it is now, or a
     ToolError. Shared by the body and the approval preview, so both show the same hunks."""
@@ -115,7 +132,7 @@ async def _plan_file(
         raise ToolError(
             "old_string and new_string are identical; there is nothing to change.", code="NO_CHANGE"
         )
-    doc = await load_document(agent, path, display)
+    doc = await load_document(agent, path, display, landing)
     if doc is None:
         raise os_error(FileNotFoundError(errno.ENOENT, "not found", path), display, "edit")
     text = doc.text
@@ -127,8 +144,9 @@ async def _execute(args: EditArgs, ctx: ToolRunContext) -> FileChange:
     cwd = session_cwd(ctx.agent)
     path = resolve(args.file_path, cwd)
     display = display_path(path, cwd)
-    doc, new_text, hunks, replacements = await _plan_file(ctx.agent, args, path, display)
-    source = await save_document(ctx.agent, path, new_text, doc, display)
+    landing = landing_of(ctx.execution, path)
+    doc, new_text, hunks, replacements = await _plan_file(ctx.agent, args, path, display, landing)
+    source = await save_document(ctx.agent, path, new_text, doc, display, landing)
     return FileChange(
         path=path,
         cwd=cwd,
@@ -140,13 +158,17 @@ async def _execute(args: EditArgs, ctx: ToolRunContext) -> FileChange:
     )
 
 
-async def _preview(args: EditArgs, agent: Agent | None) -> object:
+async def _preview(args: EditArgs, execution: ToolExecution) -> object:
     """The approval card: every site's hunk, with context and line numbers, as the completed card will
-    show them (a `replace_all` shows each replaced line, not the argument strings)."""
+    show them (a `replace_all` shows each replaced line, not the argument strings); and the file the path
+    leads to now is pinned as the one the question is about (`fs_access`)."""
+    agent = execution.agent
     cwd = session_cwd(agent)
     path = resolve(args.file_path, cwd)
+    pin_landing(execution, path)
+    landing = landing_of(execution, path)
     try:
-        _doc, _new, hunks, _count = await _plan_file(agent, args, path, display_path(path, cwd))
+        _doc, _new, hunks, _count = await _plan_file(agent, args, path, display_path(path, cwd), landing)
     except ToolError as exc:
         return change_preview_failure("Edit", args.file_path, cwd, exc)
     return change_preview_view("Edit", args.file_path, cwd, hunks)

@@ -14,19 +14,22 @@ The disk path, the default, keeps what a careful editor keeps:
   writes go through symlinks to their target; a read-only file is refused, not silently replaced;
 - staleness: a file that changed on disk between the read and the commit is not overwritten.
 
-Links, and the permission decision (the bridge judges a path, symlinks resolved, before the call runs; a
-link can be swapped in between that decision and the file operation). The rule, in `disk`:
-- a path named inside the session's roots must land inside them. Every read opens the file and then asks
-  the descriptor where it really is (`/proc/self/fd/N`, macOS `F_GETPATH`); every write opens the target's
-  directory the same way before creating anything, creates the missing directories relative to it
-  without following links, and makes its temporary file and the final `os.replace` relative to that
-  directory descriptor (a rename replaces a link found at the name, never follows it; a link found there
-  is refused as PATH_CHANGED). A link that leads outside the roots is refused as OUTSIDE_WORKSPACE,
-  whenever it appeared: the model can name the target by its own path, which the policy then asks about;
-- links that stay inside the roots are followed (`CLAUDE.md -> AGENTS.md`), and so is a path named
-  outside the roots (the user was asked about that path; `/tmp` may itself be a link);
-- through the editor's service the editor opens the file itself; the rule is then checked on the path's
-  links just before the request (the editor's own open is beyond our reach).
+Links, and the permission decision (the host judges a path, symlinks resolved, before the call runs; a link
+can be swapped in between that decision and the file operation). The landing rule (`disk.Landing`), checked
+on what was really opened, whenever the link that changes it appeared:
+- a call the user was asked about lands exactly on the file its path led to when the question was asked:
+  the host's preview step (`preview_call`, awaited right before asking) pins it (`pin_landing`); any
+  other file now is refused (PATH_CHANGED), since the question was about that one;
+- a call that ran without a question (a mode or rule allowed it a moment ago): a path named inside the
+  session's roots must land inside them (a link that leads out is refused, OUTSIDE_WORKSPACE: the model
+  can name the target by its own path, which the policy then asks about); links that stay inside
+  (`CLAUDE.md -> AGENTS.md`) and paths named outside (`/tmp` may be a link) are followed.
+"Really opened": a read opens the file, then asks the descriptor where it is (`/proc/self/fd/N`, macOS
+`F_GETPATH`); a write opens the target's directory the same way before creating anything, creates missing
+directories relative to it without following links, and makes its temporary file and the final
+`os.replace` relative to that directory descriptor (a rename replaces whatever is at the name, never
+follows it; a link found there is refused as PATH_CHANGED). Through the editor's service the editor opens
+the file itself: the rule is then checked on the path's links just before the request.
 Temporary files are named `.<name>.acp-bridge-tmp-<pid>-<hex>.tmp`, so `remove_stale_temps(root)` (run in
 the background when a session starts; bounded, see `disk`) removes those a killed writer left behind.
 
@@ -51,22 +54,21 @@ import logging
 import os
 import stat
 import threading
-from collections.abc import Sequence
+import weakref
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
-from registry_core import Agent, ToolError
+from registry_core import Agent, ToolError, ToolExecution, ToolExecutionToken
 
 from .disk import (
     CLOEXEC,
-    check_landing,
-    check_named,
     create_temp,
     lstat_at,
     open_directory,
     path_changed,
     real_path_of,
 )
+from .disk import Landing as Landing
 from .disk import remove_stale_temps as remove_stale_temps
 from .disk import remove_stale_temps_soon as remove_stale_temps_soon
 from .paths import session_roots
@@ -288,11 +290,30 @@ def roots_of(agent: Agent | None) -> tuple[str, ...] | None:
     return session_roots(agent) if agent is not None else None
 
 
+# What the preview step pinned, per call: the named path → the real file it led to when the user was asked.
+# Keyed by the call's token, so a finished call's pins go with it; touched on the event loop only.
+_PINNED: weakref.WeakKeyDictionary[ToolExecutionToken, dict[str, str]] = weakref.WeakKeyDictionary()
+
+
+def pin_landing(execution: ToolExecution, path: str) -> None:
+    """Pin the file `path` leads to now as the one the user is asked about for this call (a tool's
+    `preview_call` does, which the host awaits right before asking): the body must then land there."""
+    _PINNED.setdefault(execution.token, {})[path] = os.path.realpath(path)
+
+
+def landing_of(execution: ToolExecution | None, path: str) -> Landing:
+    """Where a call's file operation on `path` may land: the pinned file, or inside the session's roots."""
+    if execution is None:
+        return Landing()
+    pinned = _PINNED.get(execution.token, {}).get(path)
+    return Landing(roots_of(execution.agent), pinned)
+
+
 def open_regular(
-    path: str, display: str, roots: Sequence[str] | None = None
+    path: str, display: str, landing: Landing | None = None
 ) -> tuple[io.BufferedReader, os.stat_result]:
-    """Open a regular file for reading; ToolError for a directory, a device or a pipe, and for a path named
-    inside `roots` that really opened a file outside them (the landing rule, on the descriptor).
+    """Open a regular file for reading; ToolError for a directory, a device or a pipe, and for a file the
+    `landing` rule refuses (judged on the opened descriptor).
 
     O_NONBLOCK: opening a FIFO must not wait for a writer (the thread would hang past any timeout); it
     has no effect on regular files.
@@ -302,18 +323,18 @@ def open_regular(
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise is_directory(display) if stat.S_ISDIR(info.st_mode) else not_regular(display)
-        if roots is not None:
-            check_landing(path, real_path_of(fd, path, display), roots, display)
+        if landing is not None:
+            landing.check(path, real_path_of(fd, path, display), display)
     except BaseException:
         os.close(fd)
         raise
     return os.fdopen(fd, "rb"), info
 
 
-def load_from_disk(path: str, display: str, roots: Sequence[str] | None = None) -> TextDocument | None:
+def load_from_disk(path: str, display: str, landing: Landing | None = None) -> TextDocument | None:
     """The file's text, or None when it does not exist. Raises ToolError for anything else."""
     try:
-        f, info = open_regular(path, display, roots)
+        f, info = open_regular(path, display, landing)
         with f:
             data = f.read()
     except FileNotFoundError:
@@ -335,14 +356,17 @@ class EditorRead:
     refusal: str | None = None
 
 
-async def editor_read(agent: Agent | None, path: str, display: str) -> EditorRead:
+async def editor_read(
+    agent: Agent | None, path: str, display: str, landing: Landing | None = None
+) -> EditorRead:
     """The editor's buffer for `path`, if any (no service, no buffer, or the service failed: a broken
     editor channel must not make a file unreadable, the disk still has it). Raises ToolError when the path
-    breaks the landing rule (the editor would follow the link)."""
+    breaks the `landing` rule (the editor would follow the link)."""
     access = file_access_of(agent)
     if access is None:
         return EditorRead(None)
-    check_named(path, roots_of(agent), display)
+    if landing is not None:
+        landing.check_named(path, display)
     try:
         text = await access.read_text(path)
     except asyncio.CancelledError:
@@ -365,14 +389,17 @@ def with_refusal(error: ToolError, refusal: str | None) -> ToolError:
     )
 
 
-async def load_document(agent: Agent | None, path: str, display: str) -> TextDocument | None:
-    """The text a tool should work on: the editor's buffer when it has one, else the disk file."""
-    read = await editor_read(agent, path, display)
+async def load_document(
+    agent: Agent | None, path: str, display: str, landing: Landing | None = None
+) -> TextDocument | None:
+    """The text a tool should work on: the editor's buffer when it has one, else the disk file. `landing`:
+    the call's (`landing_of`); by default the session's roots, unpinned."""
+    landing = landing or Landing(roots_of(agent))
+    read = await editor_read(agent, path, display, landing)
     if read.text is not None:
         return TextDocument(path, read.text, source="editor")
-    roots = roots_of(agent)
     try:
-        doc: TextDocument | None = await run_blocking(lambda _stop: load_from_disk(path, display, roots))
+        doc: TextDocument | None = await run_blocking(lambda _stop: load_from_disk(path, display, landing))
     except ToolError as exc:
         raise with_refusal(exc, read.refusal) from None
     return doc
@@ -396,19 +423,19 @@ def atomic_write(
     signature: tuple[int, int] | None,
     display: str,
     stop: threading.Event | None = None,
-    roots: Sequence[str] | None = None,
+    landing: Landing | None = None,
 ) -> None:
     """Write `data` to `path` atomically (temp file + os.replace), keeping `mode`, creating parents.
 
     `signature` (from the read) guards against overwriting a file changed since; `stop` (the caller's
-    cancellation) is checked just before the commit so a cancelled call never changes the file. `roots`:
-    the landing rule's (module docstring); the whole commit is relative to the target directory's
+    cancellation) is checked just before the commit so a cancelled call never changes the file. `landing`:
+    the landing rule (module docstring); the whole commit is relative to the target directory's
     descriptor.
     """
     target = os.path.realpath(path)  # a symlink keeps pointing at the (rewritten) target
     directory, name = os.path.split(target)
     try:
-        dir_fd = open_directory(directory, path, name, roots, display)
+        dir_fd = open_directory(directory, path, name, landing, display)
     except OSError as exc:
         raise os_error(exc, display, "write") from None
     try:
@@ -472,10 +499,15 @@ def encode(text: str, encoding: str, bom: bool) -> bytes:
 
 
 async def save_document(
-    agent: Agent | None, path: str, text: str, like: TextDocument | None, display: str
+    agent: Agent | None,
+    path: str,
+    text: str,
+    like: TextDocument | None,
+    display: str,
+    landing: Landing | None = None,
 ) -> Literal["disk", "editor"]:
     """Write `text` to `path` (through the editor when its service takes writes). Returns "editor" or
-    "disk".
+    "disk". `landing`: as `load_document`'s.
 
     `like` is the document the text was derived from: its encoding, BOM, mode and read-time signature are
     kept (a new file is UTF-8 without BOM, with the default mode). When `like` is the editor's buffer
@@ -484,9 +516,9 @@ async def save_document(
     during this write itself can make the disk file stale.
     """
     access = file_access_of(agent)
-    roots = roots_of(agent)
+    landing = landing or Landing(roots_of(agent))
     if access is not None and host_writes(access):
-        check_named(path, roots, display)
+        landing.check_named(path, display)
         try:
             await access.write_text(path, text)
         except (asyncio.CancelledError, ToolError):
@@ -497,7 +529,7 @@ async def save_document(
             ) from exc
         return "editor"
     if like is not None and like.source == "editor":
-        like = await run_blocking(lambda _stop: _load_quiet(path, roots))
+        like = await run_blocking(lambda _stop: _load_quiet(path, landing))
     encoding = like.encoding if like is not None else "utf-8"
     bom = like.bom if like is not None else False
     mode = like.mode if like is not None else None
@@ -505,7 +537,7 @@ async def save_document(
     data = encode(text, encoding, bom)
     await run_blocking(
         lambda stop: atomic_write(
-            path, data, mode=mode, signature=signature, display=display, stop=stop, roots=roots
+            path, data, mode=mode, signature=signature, display=display, stop=stop, landing=landing
         )
     )
     return "disk"
@@ -523,8 +555,8 @@ class DiskFileAccess:
         await save_document(None, path, content, doc, path)
 
 
-def _load_quiet(path: str, roots: Sequence[str] | None = None) -> TextDocument | None:
+def _load_quiet(path: str, landing: Landing | None = None) -> TextDocument | None:
     try:
-        return load_from_disk(path, path, roots)
+        return load_from_disk(path, path, landing)
     except ToolError:
         return None

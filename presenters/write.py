@@ -17,7 +17,16 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-from registry_core import Agent, Output, ToolDefinition, ToolError, ToolResult, ToolRunContext, define_tool
+from registry_core import (
+    Agent,
+    Output,
+    ToolDefinition,
+    ToolError,
+    ToolExecution,
+    ToolResult,
+    ToolRunContext,
+    define_tool,
+)
 
 from .changes import (
     FileChange,
@@ -29,7 +38,15 @@ from .changes import (
     change_result_view,
 )
 from .diffs import Hunk, count_lines, create_hunk, line_diff_hunks
-from .fs_access import TextDocument, load_document, save_document, uses_crlf
+from .fs_access import (
+    Landing,
+    TextDocument,
+    landing_of,
+    load_document,
+    pin_landing,
+    save_document,
+    uses_crlf,
+)
 from .paths import display_path, resolve, session_cwd
 from .runtime import run_blocking
 
@@ -49,9 +66,9 @@ class _WritePlan:
     hunks: list[Hunk]
 
 
-async def _plan(agent: Agent | None, path: str, display: str, content: str) -> _WritePlan:
+async def _plan(agent: Agent | None, path: str, display: str, content: str, landing: Landing) -> _WritePlan:
     """The write's plan, shared by the body and the approval preview so both show the same hunks."""
-    old = await load_document(agent, path, display)
+    old = await load_document(agent, path, display, landing)
     if old is not None and "\r\n" not in content and uses_crlf(old.text):
         content = content.replace("\n", "\r\n")
     if old is not None and old.text == content:
@@ -67,10 +84,11 @@ async def _execute(args: WriteArgs, ctx: ToolRunContext) -> FileChange:
     cwd = session_cwd(ctx.agent)
     path = resolve(args.file_path, cwd)
     display = display_path(path, cwd)
-    plan = await _plan(ctx.agent, path, display, args.content)
+    landing = landing_of(ctx.execution, path)
+    plan = await _plan(ctx.agent, path, display, args.content, landing)
     old = plan.old
     if plan.hunks:
-        source = await save_document(ctx.agent, path, plan.content, old, display)
+        source = await save_document(ctx.agent, path, plan.content, old, display, landing)
     else:
         source = old.source if old is not None else "disk"
     return FileChange(
@@ -83,12 +101,15 @@ async def _execute(args: WriteArgs, ctx: ToolRunContext) -> FileChange:
     )
 
 
-async def _preview(args: WriteArgs, agent: Agent | None) -> object:
-    """The approval card: the hunks this write would apply to the file as it is now (see `changes`)."""
+async def _preview(args: WriteArgs, execution: ToolExecution) -> object:
+    """The approval card: the hunks this write would apply to the file as it is now (see `changes`); and
+    the file the path leads to now is pinned as the one the question is about (`fs_access`)."""
+    agent = execution.agent
     cwd = session_cwd(agent)
     path = resolve(args.file_path, cwd)
+    pin_landing(execution, path)
     try:
-        plan = await _plan(agent, path, display_path(path, cwd), args.content)
+        plan = await _plan(agent, path, display_path(path, cwd), args.content, landing_of(execution, path))
     except ToolError as exc:
         return change_preview_failure("Write", args.file_path, cwd, exc)
     return change_preview_view("Write", args.file_path, cwd, plan.hunks)

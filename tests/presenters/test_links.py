@@ -8,13 +8,24 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from presenters.disk import open_directory, remove_stale_temps
+from presenters import build_tools
+from presenters.disk import Landing, open_directory, remove_stale_temps
 from presenters.fs_access import atomic_write
-from registry_core import ToolError
+from registry_core import (
+    Agent,
+    ApprovalAnswer,
+    Ask,
+    ToolError,
+    ToolExecution,
+    ToolExecutionInput,
+    ToolRegistry,
+)
 
 from .conftest import Session, text_of
 
@@ -68,6 +79,66 @@ async def test_links_inside_the_workspace_and_paths_named_outside_are_followed(s
     assert elsewhere.read_text() == "x\n"
 
 
+class PreviewingApprovals:
+    """A host's approval service: it awaits the tool's preview (as a host does before asking), lets the
+    test act while the user "thinks", then allows."""
+
+    def __init__(self, meanwhile: Callable[[], None]) -> None:
+        self.meanwhile = meanwhile
+        self.tools = {tool.name: tool for tool in build_tools()}
+
+    async def request_approval(self, execution: ToolExecution, reason: str | None) -> ApprovalAnswer:
+        definition = self.tools[execution.name]
+        assert definition.preview_call is not None and definition.parse_args is not None
+        await definition.preview_call(definition.parse_args(execution.arguments), execution)
+        self.meanwhile()
+        return ApprovalAnswer("allowed-once")
+
+
+def _asking_registry(meanwhile: Callable[[], None] = lambda: None) -> ToolRegistry:
+    registry = ToolRegistry(approval=PreviewingApprovals(meanwhile))
+    for tool in build_tools():
+        registry.register(tool)
+
+    async def ask(execution: ToolExecution, next_: Any) -> Ask:
+        return Ask(reason="asking about every call")
+
+    registry.on_pre_execute(ask)
+    return registry
+
+
+async def test_an_approved_call_lands_on_the_file_the_question_was_about(tmp_path: Path) -> None:
+    work, outside = tmp_path / "work", tmp_path / "outside"
+    work.mkdir()
+    outside.mkdir()
+    (outside / "data.csv").write_text("a,b\n")
+    (work / "data").symlink_to(outside, target_is_directory=True)  # judged outside, and approved
+    (work / "notes.txt").write_text("notes\n")
+    (work / "other.txt").write_text("other\n")
+    agent = Agent(id="s", cwd=str(work), roots=(str(work),))
+
+    approved = await _asking_registry().execute(
+        ToolExecutionInput("c1", "read", {"file_path": "data/data.csv"}, agent=agent)
+    )
+
+    def swap() -> None:  # while the user approves the write of notes.txt, it becomes a link elsewhere
+        (work / "swap").symlink_to(work / "other.txt")
+        os.replace(work / "swap", work / "notes.txt")
+
+    swapped = await _asking_registry(swap).execute(
+        ToolExecutionInput("c2", "write", {"file_path": "notes.txt", "content": "approved\n"}, agent=agent)
+    )
+
+    created = await _asking_registry().execute(
+        ToolExecutionInput("c3", "write", {"file_path": "new/dir/f.txt", "content": "x\n"}, agent=agent)
+    )
+
+    assert approved.error is None and "a,b" in text_of(approved)
+    assert created.error is None and (work / "new" / "dir" / "f.txt").read_text() == "x\n"
+    assert swapped.error is not None and swapped.error.code == "PATH_CHANGED"
+    assert (work / "other.txt").read_text() == "other\n"
+
+
 def test_a_directory_swapped_for_a_link_after_the_path_was_resolved_is_not_written_through(
     tmp_path: Path,
 ) -> None:
@@ -81,7 +152,7 @@ def test_a_directory_swapped_for_a_link_after_the_path_was_resolved_is_not_writt
     (root / "sub").symlink_to(outside, target_is_directory=True)
 
     with pytest.raises(ToolError) as caught:
-        open_directory(resolved, str(root / "sub" / "f.txt"), "f.txt", [str(root)], "sub/f.txt")
+        open_directory(resolved, str(root / "sub" / "f.txt"), "f.txt", Landing((str(root),)), "sub/f.txt")
 
     assert caught.value.code == "OUTSIDE_WORKSPACE"
     assert list(outside.iterdir()) == []
@@ -95,7 +166,7 @@ def test_missing_directories_are_not_created_through_a_link_planted_after_resolu
     (root / "a").symlink_to(outside, target_is_directory=True)
 
     with pytest.raises(ToolError) as caught:
-        open_directory(resolved, str(root / "a" / "b" / "f.txt"), "f.txt", [str(root)], "a/b/f.txt")
+        open_directory(resolved, str(root / "a" / "b" / "f.txt"), "f.txt", Landing((str(root),)), "a/b/f.txt")
 
     assert caught.value.code == "OUTSIDE_WORKSPACE"
     assert list(outside.iterdir()) == []  # not even the directory `b`
@@ -105,7 +176,7 @@ def test_a_write_creates_missing_directories_inside_the_workspace(tmp_path: Path
     root = tmp_path / "ws"
     root.mkdir()
     atomic_write(str(root / "a" / "b" / "f.txt"), b"x\n", mode=None, signature=None, display="a/b/f.txt",
-                 roots=[str(root)])  # fmt: skip
+                 landing=Landing((str(root),)))  # fmt: skip
     assert (root / "a" / "b" / "f.txt").read_bytes() == b"x\n"
     assert [p.name for p in (root / "a" / "b").iterdir()] == ["f.txt"]  # no temporary file left
 
