@@ -244,8 +244,6 @@ def os_error(exc: OSError, display: str, action: str) -> ToolError:
             f"Permission denied: cannot {action} {display}. Choose another file or check its permissions.",
             code="PERMISSION_DENIED",
         )
-    if exc.errno == errno.ELOOP:
-        return path_changed(display)  # a directory opened without following links was a link
     return ToolError(f"Cannot {action} {display}: {exc.strerror or exc}.", code="IO_ERROR")
 
 
@@ -394,7 +392,8 @@ async def load_document(
 ) -> TextDocument | None:
     """The text a tool should work on: the editor's buffer when it has one, else the disk file. `landing`:
     the call's (`landing_of`); by default the session's roots, unpinned."""
-    landing = landing or Landing(roots_of(agent))
+    if landing is None:
+        landing = Landing(roots_of(agent))
     read = await editor_read(agent, path, display, landing)
     if read.text is not None:
         return TextDocument(path, read.text, source="editor")
@@ -437,6 +436,8 @@ def atomic_write(
     try:
         dir_fd = open_directory(directory, path, name, landing, display)
     except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a directory it created was replaced by a link before it was opened
+            raise path_changed(display) from None
         raise os_error(exc, display, "write") from None
     try:
         _commit(dir_fd, name, target, data, mode, signature, display, stop)
@@ -516,7 +517,8 @@ async def save_document(
     during this write itself can make the disk file stale.
     """
     access = file_access_of(agent)
-    landing = landing or Landing(roots_of(agent))
+    if landing is None:
+        landing = Landing(roots_of(agent))
     if access is not None and host_writes(access):
         landing.check_named(path, display)
         try:
