@@ -3,10 +3,12 @@
 When the client offers `fs/read_text_file`, reads see the editor's unsaved buffers; when it offers
 `fs/write_text_file`, writes go through the editor, so it can show and review them as its own changes
 (Zed's Review Changes). Whatever the client lacks falls back to the disk: a read the client cannot serve
-(not open, not found, any client error) returns None so the tool reads the file itself; without the write
-capability `writes_text` is False, so the tools write to disk themselves, with the document they read
-(encoding, BOM, mode and the stale-file check); `write_text` itself, for any other caller, then writes
-through the presenters' `DiskFileAccess`.
+(not open, not found, any client error) leaves the tool to read the file itself, keeping the client's
+reason for an error other than "not found" (reported if the disk cannot serve the file either); without
+the write capability `writes_text` is False, so the tools write to disk themselves, with the document
+they read (encoding, BOM, mode and the stale-file check); `write_text` itself, for any other caller, then
+writes through the presenters' `DiskFileAccess`. A refused write fails the call with the client's whole
+reason (`RemoteError.reason`: its message and `data.details`).
 
 Must not: decide policy (the permission gate already ran), or swallow a failed editor write (the tool
 reports it, with the client's reason).
@@ -16,11 +18,11 @@ from __future__ import annotations
 
 import logging
 
-from presenters.fs_access import DiskFileAccess
+from presenters.fs_access import DiskFileAccess, EditorReadError
 from registry_core import ToolError
 
 from .channel import ClientChannel
-from .errors import ConnectionClosed, RemoteError
+from .errors import METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, ConnectionClosed, RemoteError
 
 log = logging.getLogger(__name__)
 
@@ -38,12 +40,19 @@ class ClientFiles:
         self.writes_text = caps.fs_write
 
     async def read_text(self, path: str) -> str | None:
-        """The editor's text of `path` (unsaved edits included), or None to read the disk instead."""
+        """The editor's text of `path` (unsaved edits included), or None to read the disk instead. An
+        error answer other than "not found" raises `EditorReadError` with the client's whole reason: the
+        tools still read the disk, and report that reason if the disk cannot serve the file either."""
         if not self.reads_via_client:
             return None
         try:
             return await self._channel.read_text_file(self._session_id, path)
-        except (RemoteError, ConnectionClosed, ValueError) as exc:
+        except RemoteError as exc:
+            log.debug("client could not read %s (%s); reading the disk", path, exc)
+            if exc.code in (RESOURCE_NOT_FOUND, METHOD_NOT_FOUND):
+                return None  # the editor has nothing for this path: no refusal to report
+            raise EditorReadError(exc.reason) from None
+        except (ConnectionClosed, ValueError) as exc:
             log.debug("client could not read %s (%s); reading the disk", path, exc)
             return None
 
@@ -56,7 +65,7 @@ class ClientFiles:
                 await self._channel.write_text_file(self._session_id, path, content)
             except RemoteError as exc:
                 raise ToolError(
-                    f"The editor did not write {path}: {exc.message}", code="EDITOR_REFUSED"
+                    f"The editor did not write {path}: {exc.reason}", code="EDITOR_REFUSED"
                 ) from None
             except ConnectionClosed:
                 raise ToolError(f"The editor went away before writing {path}.", code="EDITOR_GONE") from None

@@ -110,14 +110,37 @@ class InternalError(BridgeError):
     code = INTERNAL_ERROR
 
 
+# The longest reason of a client's error we pass on (to a card and the model): a reason is a few lines, and
+# a peer must not be able to fill the model's context through an error.
+MAX_REMOTE_REASON_CHARS = 8000
+
+
 class RemoteError(Exception):
-    """The client answered one of our requests with a JSON-RPC error."""
+    """The client answered one of our requests with a JSON-RPC error.
+
+    `reason` is everything the client said about why: the message, and the details its `data` carries
+    (`data.details`, the Python SDK's and Zed's convention for an exception; else `data.message`, or
+    `data` itself when it is a string). `str()` is the reason with the code."""
 
     def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(f"{message} (code {code})")
         self.code = code
         self.message = message
         self.data = data
+        self.reason = _reason(message, data)
+        super().__init__(f"{self.reason} (code {code})")
+
+
+def _reason(message: str, data: Any) -> str:
+    detail: Any = data
+    if isinstance(data, dict):
+        detail = data.get("details", data.get("message"))
+    reason = message.strip()
+    if isinstance(detail, str) and detail.strip() and detail.strip() not in reason:
+        reason = f"{reason}: {detail.strip()}" if reason else detail.strip()
+    if len(reason) > MAX_REMOTE_REASON_CHARS:
+        cut = len(reason) - MAX_REMOTE_REASON_CHARS
+        reason = f"{reason[:MAX_REMOTE_REASON_CHARS]}… ({cut} more characters not shown)"
+    return reason or "no reason given"
 
 
 class ConnectionClosed(Exception):

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from presenters.changes import COMMITS_SERVICE
+from presenters.fs_access import remove_stale_temps_soon
 from registry_core import (
     Agent,
     ToolDefinition,
@@ -192,7 +193,7 @@ class Session:
     ) -> PermissionOutcome:
         turn = self.turn
         if turn is not None:
-            tool_call = turn.permission_tool_call(execution, reason)
+            tool_call = await turn.permission_tool_call(execution, reason)
         else:
             tool_call = mapping.permission_tool_call(
                 self.wire, execution.call_id, execution.name, execution.arguments, None, reason
@@ -457,6 +458,7 @@ class SessionManager:
         session_id = self._new_id()
         session = Session(self, session_id, roots[0], tuple(roots))
         self.sessions[session_id] = session
+        remove_stale_temps_soon(session.roots)  # a killed writer's temporary files (see fs_access)
         if self.recorder is not None:
             self.recorder.begin(session_id, session.cwd, session.roots)
         return session
@@ -479,6 +481,7 @@ class SessionManager:
         roots = tuple(r for r in header.get("roots", []) if isinstance(r, str)) or (stored_cwd,)
         session = Session(self, session_id, stored_cwd, roots)
         self.sessions[session_id] = session
+        remove_stale_temps_soon(session.roots)  # a killed writer's temporary files (see fs_access)
         session.turn_index = replay(session, log_events)
         return session
 

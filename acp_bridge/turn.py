@@ -24,6 +24,10 @@ unfinished.
 Cancellation is one `CancelController` per turn: it cancels the model stream (its task), every running tool
 (the pipeline cancels the body, and `bash` kills its process group) and every pending permission question.
 
+The preview step: when the gate asks about a call, its card is first redrawn from the tool's
+`preview_call` if it has one (a file change's hunks against the file as it is at that moment), and the
+question carries that card; replay never previews (the pure `present_call` card, then the result).
+
 Must not: know the transport (everything goes through the session's `ClientChannel`), build wire shapes
 (only `acp_bridge.mapping` does), or let a tool's failure end the turn (failures are data).
 """
@@ -93,6 +97,10 @@ log = logging.getLogger(__name__)
 StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
 
 USER_CANCEL = CancelReason(CANCELLED, "Cancelled by the user.")
+
+# How long a tool's preview of a pending card (`preview_call`) may take before the user is asked with the
+# card of its arguments instead (a slow editor read must not hold the question back for long).
+PREVIEW_TIMEOUT_S = 10.0
 
 # A final step's finish reason (OpenAI's names) that is not a normal end of the turn.
 _FINISH_STOPS: dict[str, StopReason] = {"length": "max_tokens", "content_filter": "refusal"}
@@ -164,6 +172,20 @@ class Presentable:
         if present is None:
             return None
         return safe_present_call(lambda: present(typed), tool=self.definition.name)
+
+    async def preview_view(self, execution: ToolExecution) -> CallViewT | None:
+        """The tool's live pending card for `execution` (`preview_call`: e.g. the hunks a write would apply
+        to the file as it is now; it may also pin what the question is about), or None: no preview, or it
+        failed or took longer than `PREVIEW_TIMEOUT_S` (logged; the pure `call_view` stands)."""
+        preview, typed, name = self.definition.preview_call, self.typed, self.definition.name
+        if preview is None:
+            return None
+        try:
+            view = await asyncio.wait_for(preview(typed, execution), PREVIEW_TIMEOUT_S)
+        except Exception as exc:  # noqa: BLE001 - a preview only improves a card; it never fails a call
+            log.warning("preview_call of tool %r failed; the card keeps its arguments view: %r", name, exc)
+            return None
+        return safe_present_call(lambda: view, tool=name)
 
     def result_view(self, result: ToolResult) -> ResultViewT | None:
         present, typed = self.definition.present_result, self.typed
@@ -460,15 +482,26 @@ class Turn:
             state.status = target
             self._send(mapping.tool_call_status(state.wire, call_id, target))
 
-    def permission_tool_call(self, execution: ToolExecution, reason: str | None) -> dict[str, Any]:
+    async def permission_tool_call(self, execution: ToolExecution, reason: str | None) -> dict[str, Any]:
         """The `toolCall` of a permission question: this call's card, or (another turn's or a nested call)
-        a card of its own arguments."""
+        a card of its own arguments. The preview step comes first: a tool with a `preview_call` computes
+        its card against the world as it is now (a file change's real hunks), and the pending card is
+        redrawn with it (`tool_call_previewed`), so the card and the question show what will happen."""
         call_id = execution.call_id
         state = self.calls.get(call_id) if self._mine(execution) else None
         if state is None:
+            presentable = Presentable.of(self.session.scope, execution.name, execution.arguments)
+            preview = await presentable.preview_view(execution) if presentable is not None else None
             return mapping.permission_tool_call(
-                self.session.wire, call_id, execution.name, execution.arguments, None, reason
+                self.session.wire, call_id, execution.name, execution.arguments, preview, reason
             )
+        if state.presentable is not None and not state.shared_id:
+            preview = await state.presentable.preview_view(execution)
+            if preview is not None and preview != state.view and not state.done:
+                state.view = preview
+                self._send(
+                    mapping.tool_call_previewed(state.wire, call_id, state.name, state.arguments, preview)
+                )
         return mapping.permission_tool_call(
             state.wire, call_id, state.name, state.arguments, state.view, reason
         )

@@ -6,13 +6,16 @@ pre-execute listener that asks before a write or edit outside the session's root
 | tool         | module     | call card              | result card             | concurrency |
 |--------------|------------|------------------------|-------------------------|-------------|
 | `read`       | read.py    | generic, kind read     | read                    | parallel    |
-| `write`      | write.py   | diff (oldText None)    | diff (applied hunks)    | exclusive   |
-| `edit`       | edit.py    | diff (the snippet)     | diff (one hunk a site)  | exclusive   |
+| `write`      | write.py   | diff (oldText None)*   | diff (applied hunks)    | exclusive   |
+| `edit`       | edit.py    | diff (the snippet)*    | diff (one hunk a site)  | exclusive   |
 | `bash`       | shell.py   | terminal               | terminal                | exclusive   |
 | `grep`       | grep.py    | generic, kind search   | search, shape matches   | parallel    |
 | `glob`       | glob.py    | generic, kind search   | search, shape paths     | parallel    |
 | `web_fetch`  | web.py     | generic, kind fetch    | web, kind fetch         | parallel    |
 | `todo_write` | plan.py    | generic, kind think    | generic (+ meta.todos)  | exclusive   |
+
+* Before a permission question the host awaits the tool's `preview_call`: the same hunks as the result
+card, against the file as it is (`read` only pins the file the question is about; see `fs_access`).
 
 Every body takes the session from `ctx.agent` (cwd, roots, `services["fs"]`, see `fs_access`); without an
 agent it runs in the process cwd. Invariant: presenters import `registry_core` only (no ACP, no bridge).

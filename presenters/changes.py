@@ -6,6 +6,11 @@ presentation_meta of both tools (persisted for replay; the bridge maps it):
                 "new_text", "line"}]}
 Hunk numbers are 1-based; `line` is the hunk's first changed line in the new file.
 
+The pending card has two forms: `change_call_view`, pure (the arguments only: what replay shows, and
+the fallback), and `change_preview_view`, the same hunks the completed card will show, computed by the
+tool's `preview_call` against the file as it is when the user is asked (`write` and `edit` plan the change
+with the code their bodies run, so the approval shows exactly what the call will do to the file as it is).
+
 Invariant: the result card is built from meta alone (never by reading the file again).
 
 A host may put a `CommitJournal` in `agent.services["commits"]`: both tools tell it of every change the
@@ -17,7 +22,7 @@ and the result still leaves a log saying the change happened, and what it was.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel
@@ -28,7 +33,9 @@ from registry_core import (
     DiffResultView,
     FileDiff,
     FileLocation,
+    GenericCallView,
     GenericResultView,
+    ToolError,
     ToolResult,
     ToolRunContext,
 )
@@ -125,12 +132,53 @@ def _hunks(meta: Any) -> list[Mapping[str, Any]] | None:
 
 
 def change_call_view(verb: str, path_arg: str, cwd: str | None, old: str | None, new: str) -> DiffCallView:
-    """The pending card: the proposed text as a diff (oldText None for `write`: not known before it runs)."""
+    """The pure pending card: the proposed text as a diff (oldText None for `write`: not known from the
+    arguments alone). `change_preview_view` replaces it when the host can preview."""
     display, path = call_paths(path_arg, cwd)
     return DiffCallView(
         title=f"{verb} {display}",
         diffs=(FileDiff(path=path, old_text=old, new_text=new),),
         locations=(FileLocation(path=path),),
+    )
+
+
+def change_preview_view(
+    verb: str, path_arg: str, cwd: str, hunks: Sequence[Hunk]
+) -> DiffCallView | GenericCallView:
+    """The previewed pending card: the hunks the call would apply to the file as it is now, as the
+    completed card will show them (the same diffs and one location per hunk); no hunks: says so."""
+    display, path = call_paths(path_arg, cwd)
+    title = f"{verb} {display}"
+    if not hunks:
+        return GenericCallView(
+            title=title,
+            kind="edit",
+            content=(ContentText(text=f"No change: {display} already has this content."),),
+            locations=(FileLocation(path=path),),
+        )
+    diffs, locations = _hunk_cards(path, [h.to_json() for h in hunks])
+    return DiffCallView(title=title, diffs=diffs, locations=locations)
+
+
+def change_preview_failure(verb: str, path_arg: str, cwd: str, error: ToolError) -> GenericCallView:
+    """The previewed pending card of a change that cannot apply to the file as it is (not found, binary,
+    ambiguous): what the call would fail with, instead of a diff that would not happen."""
+    display, path = call_paths(path_arg, cwd)
+    return GenericCallView(
+        title=f"{verb} {display}",
+        kind="edit",
+        content=(ContentText(text=f"This call would not change the file: {error.message}"),),
+        locations=(FileLocation(path=path),),
+    )
+
+
+def _hunk_cards(
+    path: str, hunks: Sequence[Mapping[str, Any]]
+) -> tuple[tuple[FileDiff, ...], tuple[FileLocation, ...]]:
+    """One diff and one location per hunk: the pending preview and the completed card share it."""
+    return (
+        tuple(FileDiff(path=path, old_text=h["old_text"], new_text=h["new_text"]) for h in hunks),
+        tuple(FileLocation(path=path, line=h["line"]) for h in hunks),
     )
 
 
@@ -147,8 +195,5 @@ def change_result_view(verb: str, path_arg: str, cwd: str | None, result: ToolRe
             f"No change: {display_path(path, meta_field(result.meta, 'cwd', str))} already had this content."
         )
         return GenericResultView(title=title, content=(ContentText(text=text),))
-    return DiffResultView(
-        title=title,
-        diffs=tuple(FileDiff(path=path, old_text=h["old_text"], new_text=h["new_text"]) for h in hunks),
-        locations=tuple(FileLocation(path=path, line=h["line"]) for h in hunks),
-    )
+    diffs, locations = _hunk_cards(path, hunks)
+    return DiffResultView(title=title, diffs=diffs, locations=locations)

@@ -6,7 +6,8 @@
   forms of old_string and new_string are used, so the file keeps its line endings. Encoding (BOM),
   permission bits and the final newline are kept (only the matched text changes).
 - Hunks come from the replacement sites (`diffs.site_hunks`), never from diffing the whole file: a
-  `replace_all` over a 5 MB file costs a few C-level scans.
+  `replace_all` over a 5 MB file costs a few C-level scans. The approval shows the same hunks
+  (`preview_call`, against the file as it is when the user is asked).
 
 Must not: change anything but the matched text, or touch the file when the call fails.
 """
@@ -18,19 +19,38 @@ import threading
 
 from pydantic import BaseModel, Field
 
-from registry_core import Output, ToolDefinition, ToolError, ToolResult, ToolRunContext, define_tool
+from registry_core import (
+    Agent,
+    Output,
+    ToolDefinition,
+    ToolError,
+    ToolExecution,
+    ToolResult,
+    ToolRunContext,
+    define_tool,
+)
 
 from .changes import (
     FileChange,
     HunkValue,
     change_call_view,
     change_meta,
+    change_preview_failure,
+    change_preview_view,
     change_result_view,
     report_commit,
     snippet,
 )
 from .diffs import Hunk, count_lines, site_hunks
-from .fs_access import load_document, os_error, save_document
+from .fs_access import (
+    Landing,
+    TextDocument,
+    landing_of,
+    load_document,
+    os_error,
+    pin_landing,
+    save_document,
+)
 from .paths import display_path, resolve, session_cwd
 from .runtime import run_blocking
 
@@ -98,10 +118,11 @@ def _plan(text: str, args: EditArgs, display: str, _stop: threading.Event) -> tu
     return new_text, site_hunks(text, sites, old_s, new_s), len(sites)
 
 
-async def _execute(args: EditArgs, ctx: ToolRunContext) -> FileChange:
-    cwd = session_cwd(ctx.agent)
-    path = resolve(args.file_path, cwd)
-    display = display_path(path, cwd)
+async def _plan_file(
+    agent: Agent | None, args: EditArgs, path: str, display: str, landing: Landing
+) -> tuple[TextDocument, str, list[Hunk], int]:
+    """(document read, new text, hunks, replacements) of the edit on the file as it is now, or a
+    ToolError. Shared by the body and the approval preview, so both show the same hunks."""
     if args.old_string == "":
         raise ToolError(
             "old_string is empty. Give the exact text to replace; to create a file use write, and to "
@@ -112,12 +133,21 @@ async def _execute(args: EditArgs, ctx: ToolRunContext) -> FileChange:
         raise ToolError(
             "old_string and new_string are identical; there is nothing to change.", code="NO_CHANGE"
         )
-    doc = await load_document(ctx.agent, path, display)
+    doc = await load_document(agent, path, display, landing)
     if doc is None:
         raise os_error(FileNotFoundError(errno.ENOENT, "not found", path), display, "edit")
     text = doc.text
     new_text, hunks, replacements = await run_blocking(lambda stop: _plan(text, args, display, stop))
-    source = await save_document(ctx.agent, path, new_text, doc, display)
+    return doc, new_text, hunks, replacements
+
+
+async def _execute(args: EditArgs, ctx: ToolRunContext) -> FileChange:
+    cwd = session_cwd(ctx.agent)
+    path = resolve(args.file_path, cwd)
+    display = display_path(path, cwd)
+    landing = landing_of(ctx.execution, path)
+    doc, new_text, hunks, replacements = await _plan_file(ctx.agent, args, path, display, landing)
+    source = await save_document(ctx.agent, path, new_text, doc, display, landing)
     change = FileChange(
         path=path,
         cwd=cwd,
@@ -129,6 +159,22 @@ async def _execute(args: EditArgs, ctx: ToolRunContext) -> FileChange:
     )
     report_commit(ctx, _render(args, change), change_meta(args, change))
     return change
+
+
+async def _preview(args: EditArgs, execution: ToolExecution) -> object:
+    """The approval card: every site's hunk, with context and line numbers, as the completed card will
+    show them (a `replace_all` shows each replaced line, not the argument strings); and the file the path
+    leads to now is pinned as the one the question is about (`fs_access`)."""
+    agent = execution.agent
+    cwd = session_cwd(agent)
+    path = resolve(args.file_path, cwd)
+    pin_landing(execution, path)
+    landing = landing_of(execution, path)
+    try:
+        _doc, _new, hunks, _count = await _plan_file(agent, args, path, display_path(path, cwd), landing)
+    except ToolError as exc:
+        return change_preview_failure("Edit", args.file_path, cwd, exc)
+    return change_preview_view("Edit", args.file_path, cwd, hunks)
 
 
 def _render(_args: EditArgs, value: FileChange) -> str:
@@ -161,4 +207,5 @@ def edit_tool(*, cwd: str | None = None) -> ToolDefinition:
         concurrency_safe=False,
         present_call=present_call,
         present_result=present_result,
+        preview_call=_preview,
     )

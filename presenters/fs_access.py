@@ -14,26 +14,64 @@ The disk path, the default, keeps what a careful editor keeps:
   writes go through symlinks to their target; a read-only file is refused, not silently replaced;
 - staleness: a file that changed on disk between the read and the commit is not overwritten.
 
+Links, and the permission decision (the host judges a path, symlinks resolved, before the call runs; a link
+can be swapped in between that decision and the file operation). The landing rule (`disk.Landing`), checked
+on what was really opened, whenever the link that changes it appeared:
+- a call the user was asked about lands exactly on the file its path led to when the question was asked:
+  the host's preview step (`preview_call`, awaited right before asking) pins it (`pin_landing`); any
+  other file now is refused (PATH_CHANGED), since the question was about that one;
+- a call that ran without a question (a mode or rule allowed it a moment ago): a path named inside the
+  session's roots must land inside them (a link that leads out is refused, OUTSIDE_WORKSPACE: the model
+  can name the target by its own path, which the policy then asks about); links that stay inside
+  (`CLAUDE.md -> AGENTS.md`) and paths named outside (`/tmp` may be a link) are followed.
+"Really opened": a read opens the file, then asks the descriptor where it is (`/proc/self/fd/N`, macOS
+`F_GETPATH`); a write opens the target's directory the same way before creating anything, creates missing
+directories relative to it without following links, and makes its temporary file and the final
+`os.replace` relative to that directory descriptor (a rename replaces whatever is at the name, never
+follows it; a link found there is refused as PATH_CHANGED). Through the editor's service the editor opens
+the file itself: the rule is then checked on the path's links just before the request.
+Temporary files are named `.<name>.acp-bridge-tmp-<pid>-<hex>.tmp`, so `remove_stale_temps(root)` (run in
+the background when a session starts; bounded, see `disk`) removes those a killed writer left behind.
+
+An editor's refusal: a host's `read_text` raises `EditorReadError(reason)` when the editor answered a read
+with an error; the tools read the disk instead (clients report a file they have not open, or a missing
+one, as any error), and name the editor's reason when the disk cannot serve the file either. A refused
+write is the host's `ToolError`, whose message carries the editor's whole reason.
+
 Invariant: errors are `ToolError`s with a code and a message that tells the model what to do next; no
-traceback reaches the model. Nothing here decides policy (roots, approvals).
+traceback reaches the model. Nothing here decides policy (roots, approvals) beyond the landing rule.
 """
 
 from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
 import difflib
+import errno
 import io
 import logging
 import os
 import stat
-import tempfile
 import threading
+import weakref
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
-from registry_core import Agent, ToolError
+from registry_core import Agent, ToolError, ToolExecution, ToolExecutionToken
 
+from .disk import (
+    CLOEXEC,
+    create_temp,
+    lstat_at,
+    open_directory,
+    path_changed,
+    real_path_of,
+)
+from .disk import Landing as Landing
+from .disk import remove_stale_temps as remove_stale_temps
+from .disk import remove_stale_temps_soon as remove_stale_temps_soon
+from .paths import session_roots
 from .runtime import Stopped, run_blocking
 
 log = logging.getLogger(__name__)
@@ -54,6 +92,15 @@ class FileAccess(Protocol):
         """Replace (or create) `path` with `content`. A host that cannot write (an editor offering reads
         only) sets `writes_text = False` on itself; the tools then write to disk themselves."""
         ...
+
+
+class EditorReadError(Exception):
+    """Raised by a host's `read_text` when the editor answered with an error: the tools read the disk
+    instead, and name `reason` (the editor's whole answer) when the disk cannot serve the file either."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 def host_writes(access: FileAccess) -> bool:
@@ -236,24 +283,56 @@ def uses_crlf(text: str) -> bool:
 # --- load and save -------------------------------------------------------------------------------
 
 
-def open_regular(path: str, display: str) -> tuple[io.BufferedReader, os.stat_result]:
-    """Open a regular file for reading; ToolError for a directory, a device or a pipe.
+def roots_of(agent: Agent | None) -> tuple[str, ...] | None:
+    """The roots the landing rule holds a tool to: the session's; None without a session."""
+    return session_roots(agent) if agent is not None else None
+
+
+# What the preview step pinned, per call: the named path → the real file it led to when the user was asked.
+# Keyed by the call's token, so a finished call's pins go with it; touched on the event loop only.
+_PINNED: weakref.WeakKeyDictionary[ToolExecutionToken, dict[str, str]] = weakref.WeakKeyDictionary()
+
+
+def pin_landing(execution: ToolExecution, path: str) -> None:
+    """Pin the file `path` leads to now as the one the user is asked about for this call (a tool's
+    `preview_call` does, which the host awaits right before asking): the body must then land there."""
+    _PINNED.setdefault(execution.token, {})[path] = os.path.realpath(path)
+
+
+def landing_of(execution: ToolExecution | None, path: str) -> Landing:
+    """Where a call's file operation on `path` may land: the pinned file, or inside the session's roots."""
+    if execution is None:
+        return Landing()
+    pinned = _PINNED.get(execution.token, {}).get(path)
+    return Landing(roots_of(execution.agent), pinned)
+
+
+def open_regular(
+    path: str, display: str, landing: Landing | None = None
+) -> tuple[io.BufferedReader, os.stat_result]:
+    """Open a regular file for reading; ToolError for a directory, a device or a pipe, and for a file the
+    `landing` rule refuses (judged on the opened descriptor).
 
     O_NONBLOCK: opening a FIFO must not wait for a writer (the thread would hang past any timeout); it
     has no effect on regular files.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    info = os.fstat(fd)
-    if not stat.S_ISREG(info.st_mode):
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise is_directory(display) if stat.S_ISDIR(info.st_mode) else not_regular(display)
+        if landing is not None:
+            landing.check(path, real_path_of(fd, path, display), display)
+    except BaseException:
         os.close(fd)
-        raise is_directory(display) if stat.S_ISDIR(info.st_mode) else not_regular(display)
+        raise
     return os.fdopen(fd, "rb"), info
 
 
-def load_from_disk(path: str, display: str) -> TextDocument | None:
+def load_from_disk(path: str, display: str, landing: Landing | None = None) -> TextDocument | None:
     """The file's text, or None when it does not exist. Raises ToolError for anything else."""
     try:
-        f, info = open_regular(path, display)
+        f, info = open_regular(path, display, landing)
         with f:
             data = f.read()
     except FileNotFoundError:
@@ -266,28 +345,62 @@ def load_from_disk(path: str, display: str) -> TextDocument | None:
     )
 
 
-async def editor_text(agent: Agent | None, path: str) -> str | None:
-    """The editor's buffer for `path`, or None (no service, no buffer, or the service failed: a broken
-    editor channel must not make a file unreadable, the disk still has it)."""
+@dataclass(frozen=True, slots=True)
+class EditorRead:
+    """What the editor answered for a path: its text, or None; `refusal` is its reason when it answered
+    with an error (see `EditorReadError`)."""
+
+    text: str | None
+    refusal: str | None = None
+
+
+async def editor_read(
+    agent: Agent | None, path: str, display: str, landing: Landing | None = None
+) -> EditorRead:
+    """The editor's buffer for `path`, if any (no service, no buffer, or the service failed: a broken
+    editor channel must not make a file unreadable, the disk still has it). Raises ToolError when the path
+    breaks the `landing` rule (the editor would follow the link)."""
     access = file_access_of(agent)
     if access is None:
-        return None
+        return EditorRead(None)
+    if landing is not None:
+        landing.check_named(path, display)
     try:
         text = await access.read_text(path)
     except asyncio.CancelledError:
         raise
+    except EditorReadError as exc:
+        log.debug("the editor refused to read %s (%s); reading the disk instead", path, exc.reason)
+        return EditorRead(None, exc.reason)
     except Exception:
         log.warning("editor read of %s failed; reading the disk instead", path, exc_info=True)
-        return None
-    return text if isinstance(text, str) else None
+        return EditorRead(None)
+    return EditorRead(text if isinstance(text, str) else None)
 
 
-async def load_document(agent: Agent | None, path: str, display: str) -> TextDocument | None:
-    """The text a tool should work on: the editor's buffer when it has one, else the disk file."""
-    text = await editor_text(agent, path)
-    if text is not None:
-        return TextDocument(path, text, source="editor")
-    doc: TextDocument | None = await run_blocking(lambda _stop: load_from_disk(path, display))
+def with_refusal(error: ToolError, refusal: str | None) -> ToolError:
+    """`error` of the disk read, with the editor's reason for not serving the file added when it gave one."""
+    if refusal is None:
+        return error
+    return ToolError(
+        f"{error.message} The editor could not read it either: {refusal}", code=error.code, meta=error.meta
+    )
+
+
+async def load_document(
+    agent: Agent | None, path: str, display: str, landing: Landing | None = None
+) -> TextDocument | None:
+    """The text a tool should work on: the editor's buffer when it has one, else the disk file. `landing`:
+    the call's (`landing_of`); by default the session's roots, unpinned."""
+    if landing is None:
+        landing = Landing(roots_of(agent))
+    read = await editor_read(agent, path, display, landing)
+    if read.text is not None:
+        return TextDocument(path, read.text, source="editor")
+    try:
+        doc: TextDocument | None = await run_blocking(lambda _stop: load_from_disk(path, display, landing))
+    except ToolError as exc:
+        raise with_refusal(exc, read.refusal) from None
     return doc
 
 
@@ -309,47 +422,74 @@ def atomic_write(
     signature: tuple[int, int] | None,
     display: str,
     stop: threading.Event | None = None,
+    landing: Landing | None = None,
 ) -> None:
     """Write `data` to `path` atomically (temp file + os.replace), keeping `mode`, creating parents.
 
     `signature` (from the read) guards against overwriting a file changed since; `stop` (the caller's
-    cancellation) is checked just before the commit so a cancelled call never changes the file.
+    cancellation) is checked just before the commit so a cancelled call never changes the file. `landing`:
+    the landing rule (module docstring); the whole commit is relative to the target directory's
+    descriptor.
     """
     target = os.path.realpath(path)  # a symlink keeps pointing at the (rewritten) target
-    directory = os.path.dirname(target)
+    directory, name = os.path.split(target)
     try:
-        os.makedirs(directory, exist_ok=True)
+        dir_fd = open_directory(directory, path, name, landing, display)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a directory it created was replaced by a link before it was opened
+            raise path_changed(display) from None
+        raise os_error(exc, display, "write") from None
+    try:
+        _commit(dir_fd, name, target, data, mode, signature, display, stop)
+    finally:
+        os.close(dir_fd)
+
+
+def _commit(
+    dir_fd: int,
+    name: str,
+    target: str,
+    data: bytes,
+    mode: int | None,
+    signature: tuple[int, int] | None,
+    display: str,
+    stop: threading.Event | None,
+) -> None:
+    try:
+        existing = lstat_at(name, dir_fd)
+        if existing is not None and stat.S_ISLNK(existing.st_mode):
+            raise path_changed(display)  # resolved a moment ago, a link now: swapped in meanwhile
+        if existing is not None and stat.S_ISDIR(existing.st_mode):
+            raise is_directory(display)
         # No write bit at all is a deliberate "read-only", even for root (who passes os.access):
         # replacing the file would silently defeat it, as `vim :w` without "!" refuses to.
-        if os.path.exists(target) and (not os.stat(target).st_mode & 0o222 or not os.access(target, os.W_OK)):
+        if existing is not None and (
+            not existing.st_mode & 0o222 or not os.access(name, os.W_OK, dir_fd=dir_fd)
+        ):
             raise PermissionError(13, "read-only file", target)
-        fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=directory)
+        fd, tmp = create_temp(name, dir_fd)
     except OSError as exc:
         raise os_error(exc, display, "write") from None
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-        os.chmod(tmp, mode if mode is not None else DEFAULT_FILE_MODE)
-        if signature is not None:
-            try:
-                now = os.stat(target)
-                current: tuple[int, int] | None = (now.st_mtime_ns, now.st_size)
-            except FileNotFoundError:
-                current = None
-            if current != signature:
-                raise ToolError(
-                    f"{display} changed on disk while this call was running; it was not overwritten. "
-                    "Read it again and retry.",
-                    code="STALE_FILE",
-                )
+            os.fchmod(f.fileno(), mode if mode is not None else DEFAULT_FILE_MODE)
+        now = lstat_at(name, dir_fd)
+        if now is not None and stat.S_ISLNK(now.st_mode):
+            raise path_changed(display)
+        current = (now.st_mtime_ns, now.st_size) if now is not None else None
+        if signature is not None and current != signature:
+            raise ToolError(
+                f"{display} changed on disk while this call was running; it was not overwritten. "
+                "Read it again and retry.",
+                code="STALE_FILE",
+            )
         if stop is not None and stop.is_set():
             raise Stopped
-        os.replace(tmp, target)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
         if isinstance(exc, OSError):
             raise os_error(exc, display, "write") from None
         raise
@@ -360,10 +500,15 @@ def encode(text: str, encoding: str, bom: bool) -> bytes:
 
 
 async def save_document(
-    agent: Agent | None, path: str, text: str, like: TextDocument | None, display: str
+    agent: Agent | None,
+    path: str,
+    text: str,
+    like: TextDocument | None,
+    display: str,
+    landing: Landing | None = None,
 ) -> Literal["disk", "editor"]:
     """Write `text` to `path` (through the editor when its service takes writes). Returns "editor" or
-    "disk".
+    "disk". `landing`: as `load_document`'s.
 
     `like` is the document the text was derived from: its encoding, BOM, mode and read-time signature are
     kept (a new file is UTF-8 without BOM, with the default mode). When `like` is the editor's buffer
@@ -372,7 +517,10 @@ async def save_document(
     during this write itself can make the disk file stale.
     """
     access = file_access_of(agent)
+    if landing is None:
+        landing = Landing(roots_of(agent))
     if access is not None and host_writes(access):
+        landing.check_named(path, display)
         try:
             await access.write_text(path, text)
         except (asyncio.CancelledError, ToolError):
@@ -383,14 +531,16 @@ async def save_document(
             ) from exc
         return "editor"
     if like is not None and like.source == "editor":
-        like = await run_blocking(lambda _stop: _load_quiet(path))
+        like = await run_blocking(lambda _stop: _load_quiet(path, landing))
     encoding = like.encoding if like is not None else "utf-8"
     bom = like.bom if like is not None else False
     mode = like.mode if like is not None else None
     signature = like.signature if like is not None and like.source == "disk" else None
     data = encode(text, encoding, bom)
     await run_blocking(
-        lambda stop: atomic_write(path, data, mode=mode, signature=signature, display=display, stop=stop)
+        lambda stop: atomic_write(
+            path, data, mode=mode, signature=signature, display=display, stop=stop, landing=landing
+        )
     )
     return "disk"
 
@@ -407,8 +557,8 @@ class DiskFileAccess:
         await save_document(None, path, content, doc, path)
 
 
-def _load_quiet(path: str) -> TextDocument | None:
+def _load_quiet(path: str, landing: Landing | None = None) -> TextDocument | None:
     try:
-        return load_from_disk(path, path)
+        return load_from_disk(path, path, landing)
     except ToolError:
         return None

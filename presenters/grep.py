@@ -14,7 +14,8 @@ presentation_meta: {"mode", "pattern", "path" (abs search root), "cwd", "total",
 "backend": "ripgrep" | "python", "files": [{"path" (abs), "count", "lines": [{"number", "text"}]}]};
 `lines` holds matching lines only (content mode), `count` the file's matching lines.
 
-Must not: load more than one file at a time (Python backend), or keep more than the capped entries.
+Must not: load more than one file at a time (Python backend), keep more than the capped entries, or fail
+on a long line (ripgrep's JSON events are read in bounded pieces; a line of any length shows cut).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import os
 import re
 import shutil
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -259,7 +260,6 @@ async def _rg_search(rg: str, args: GrepArgs, root: str, collector: _Collector) 
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            limit=64 * 1024 * 1024,  # one JSON line per matching line; minified files have long ones
         )
     except OSError:
         raise _FallBack from None  # an rg on PATH that cannot run: the Python backend still can
@@ -293,10 +293,115 @@ async def _drain(stream: asyncio.StreamReader, keep: int = 64 * 1024) -> bytes:
     return bytes(kept)
 
 
+# One ripgrep JSON event is one line, as long as the matching line it carries (a minified file's can be
+# hundreds of MB). Up to this many bytes an event is parsed whole; a longer one is cut: its first bytes are
+# kept (they hold the event's type and the start of the line) and the rest is only scanned for the line
+# number, so memory stays bounded and the line shows cut, with a marker, like any long line.
+JSON_EVENT_CAP = 1 << 20
+_LINE_NUMBER_KEY = b',"line_number":'
+_EVENT_TYPE = re.compile(rb'\A\{"type":"(\w+)"')
+_DIGITS = re.compile(rb"[0-9]*")
+
+
+class _LongEvent:
+    """A JSON event longer than `JSON_EVENT_CAP`, read piece by piece: its first bytes, and the line number
+    found in the rest. `,"line_number":` cannot occur inside a JSON string (its quote would be escaped),
+    so its first occurrence is the key, right after the (long) text of the line."""
+
+    def __init__(self) -> None:
+        self.head = bytearray()
+        self.line_number: int | None = None
+        self._window = b""  # the end of what was scanned, for a key split between two pieces
+        self._digits: bytearray | None = None
+
+    def feed(self, piece: bytes) -> None:
+        if len(self.head) < JSON_EVENT_CAP:
+            self.head += piece[: JSON_EVENT_CAP - len(self.head)]
+        if self.line_number is not None:
+            return
+        if self._digits is None:
+            text = self._window + piece
+            at = text.find(_LINE_NUMBER_KEY)
+            if at < 0:
+                self._window = text[-len(_LINE_NUMBER_KEY) :]
+                return
+            self._digits = bytearray()
+            piece = text[at + len(_LINE_NUMBER_KEY) :]
+        digits = _DIGITS.match(piece)
+        assert digits is not None  # `[0-9]*` always matches
+        self._digits += digits.group()
+        if digits.end() < len(piece) and self._digits:
+            self.line_number = int(self._digits)
+
+    def kind(self) -> str | None:
+        found = _EVENT_TYPE.match(self.head)
+        return found.group(1).decode() if found else None
+
+    def line_text(self) -> str:
+        """The start of the line the event carries: enough of it to show (a cut line is marked by
+        `_cut`); the whole line when it fits (an event long only because of its many submatches)."""
+        head = self.head.decode("utf-8", "replace")
+        for key in ('"lines":{"text":"', '"lines":{"bytes":"'):
+            at = head.find(key)
+            if at < 0:
+                continue
+            body = head[at + len(key) : at + len(key) + (MAX_LINE_CHARS + 1) * 12]  # \uXXXX\uXXXX a char
+            if "bytes" in key:
+                encoded = body.split('"', 1)[0]
+                return base64.b64decode(encoded[: len(encoded) // 4 * 4]).decode("utf-8", "replace")
+            try:
+                text: str = json.decoder.scanstring(body, 0)[0]  # type: ignore[attr-defined]
+                return text
+            except ValueError:  # the string goes on past what is kept: decode its start
+                for end in range(len(body), max(len(body) - 12, -1), -1):
+                    try:
+                        start: str = json.loads(f'"{body[:end]}"')
+                        return start
+                    except ValueError:
+                        continue
+        return ""
+
+
+async def _json_events(stdout: asyncio.StreamReader) -> AsyncIterator[bytes | _LongEvent]:
+    """ripgrep's JSON events, one per line: the line itself, or a `_LongEvent` past `JSON_EVENT_CAP`
+    (StreamReader.readline would raise ValueError on a line over its limit)."""
+    pending = bytearray()
+    long: _LongEvent | None = None
+    while chunk := await stdout.read(1 << 16):
+        start = 0
+        while start < len(chunk):
+            end = chunk.find(b"\n", start)
+            piece = chunk[start:] if end < 0 else chunk[start:end]
+            if long is not None:
+                long.feed(piece)
+            else:
+                pending += piece
+                if len(pending) > JSON_EVENT_CAP:
+                    long = _LongEvent()
+                    long.feed(bytes(pending))
+                    pending.clear()
+            if end < 0:
+                break
+            yield long if long is not None else bytes(pending)
+            long = None
+            pending.clear()
+            start = end + 1
+    if long is not None:
+        yield long
+    elif pending:
+        yield bytes(pending)
+
+
 async def _read_json(stdout: asyncio.StreamReader, collector: _Collector) -> None:
     path, count = "", 0
     lines: list[tuple[int, str, bool]] = []
-    while raw := await stdout.readline():
+    async for raw in _json_events(stdout):
+        if isinstance(raw, _LongEvent):
+            kind = raw.kind()  # only a match or context event carries a line that long
+            if kind in ("match", "context") and raw.line_number is not None:
+                count += kind == "match"
+                lines.append((raw.line_number, raw.line_text(), kind == "match"))
+            continue
         event = json.loads(raw)
         kind, data = event.get("type"), event.get("data", {})
         if kind == "begin":

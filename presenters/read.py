@@ -7,6 +7,9 @@
   finds where the window starts, then only the window is decoded. A window at the end of a 100 MB file
   never holds more than one chunk plus the window.
 - With an editor service (`fs_access`), the editor's buffer (unsaved changes included) is what is read.
+- The landing rule of `fs_access`, checked on the opened descriptor: a read the user was asked about reads
+  the file its path led to then (its `preview_call` pins it, and changes no card); any other read of a
+  path named inside the workspace stays inside it. A link swapped in after the decision redirects nothing.
 
 Must not: load a large file whole, or return undecodable bytes to the model.
 """
@@ -30,6 +33,7 @@ from registry_core import (
     ReadResultView,
     ToolDefinition,
     ToolError,
+    ToolExecution,
     ToolResult,
     ToolRunContext,
     define_tool,
@@ -38,15 +42,19 @@ from registry_core import (
 from .cards import call_paths, failure_card, meta_display, meta_field
 from .fs_access import (
     SNIFF_BYTES,
+    Landing,
     decode,
     detect_encoding,
-    editor_text,
+    editor_read,
     invalid_utf8,
+    landing_of,
     not_text,
     open_regular,
     os_error,
+    pin_landing,
     sniff,
     trim_partial_utf8,
+    with_refusal,
 )
 from .languages import language_of
 from .paths import display_path, resolve, session_cwd
@@ -103,10 +111,10 @@ def _window_of_text(text: str, first: int, limit: int) -> tuple[list[str], int, 
 
 
 def _read_disk(
-    path: str, display: str, first: int, limit: int, stop: threading.Event
+    path: str, display: str, first: int, limit: int, landing: Landing, stop: threading.Event
 ) -> tuple[list[str], int, int]:
     try:
-        f, info = open_regular(path, display)  # /dev/zero or a FIFO would never end: refused
+        f, info = open_regular(path, display, landing)  # /dev/zero or a FIFO would never end: refused
     except OSError as exc:
         raise os_error(exc, display, "read") from None
     with f:
@@ -172,17 +180,23 @@ async def _execute(args: ReadArgs, ctx: ToolRunContext) -> ReadValue:
     first = max(args.offset or 1, 1)
     limit = args.limit or DEFAULT_LIMIT
     source: Literal["disk", "editor"] = "disk"
-    buffer = await editor_text(ctx.agent, path)
-    if buffer is not None:
+    landing = landing_of(ctx.execution, path)
+    editor = await editor_read(ctx.agent, path, display, landing)
+    if editor.text is not None:
         source = "editor"
-        lines, total, cut = _window_of_text(buffer, first, limit)
+        lines, total, cut = _window_of_text(editor.text, first, limit)
     else:
-        if _small_regular_file(path):
-            # Inline: a thread hop costs more than reading a small file (measured ~300 us vs ~30 us per
-            # call in benchmarks/bridge_bench.py's 200-read turn); big files still go to a worker thread.
-            lines, total, cut = _read_disk(path, display, first, limit, threading.Event())
-        else:
-            lines, total, cut = await run_blocking(lambda stop: _read_disk(path, display, first, limit, stop))
+        try:
+            if _small_regular_file(path):
+                # Inline: a thread hop costs more than reading a small file (measured ~300 us vs ~30 us
+                # per call in benchmarks/bridge_bench.py's 200-read turn); big files go to a worker thread.
+                lines, total, cut = _read_disk(path, display, first, limit, landing, threading.Event())
+            else:
+                lines, total, cut = await run_blocking(
+                    lambda stop: _read_disk(path, display, first, limit, landing, stop)
+                )
+        except ToolError as exc:
+            raise with_refusal(exc, editor.refusal) from None
     more = first + len(lines) <= total
     return ReadValue(
         path=path,
@@ -274,6 +288,9 @@ def read_tool(*, cwd: str | None = None) -> ToolDefinition:
             truncated=bool(meta_field(result.meta, "truncated", bool)),
         )
 
+    async def preview_call(args: ReadArgs, execution: ToolExecution) -> None:
+        pin_landing(execution, resolve(args.file_path, session_cwd(execution.agent)))
+
     return define_tool(
         name="read",
         description=(
@@ -289,6 +306,7 @@ def read_tool(*, cwd: str | None = None) -> ToolDefinition:
         concurrency_safe=True,
         present_call=present_call,
         present_result=present_result,
+        preview_call=preview_call,
     )
 
 

@@ -58,6 +58,11 @@ class ToolDefinition:
     present_result: Callable[[Any, ToolResult], Any] | None = None
     # Typed DSL hook: validate and narrow frozen JSON arguments, raising ToolArgsError.
     parse_args: Callable[[JsonValue], Any] | None = None
+    # Optional, live only: awaited by a host right before it asks the user about a call. Returns the pending
+    # card computed against the world as it is now (a file change's real hunks), or None to keep
+    # `present_call`'s; it may also pin what the question is about (the file a path leads to), so the body
+    # does exactly that. `present_call` stays the pure card, the only one replay uses. Changes nothing.
+    preview_call: Callable[[Any, ToolExecution], Awaitable[Any]] | None = None
 
 
 def check_definition(definition: ToolDefinition) -> None:
@@ -128,6 +133,7 @@ def define_tool(
     concurrency_safe: bool | Callable[[P], bool] = False,
     present_call: Callable[[P], Any] | None = None,
     present_result: Callable[[P, ToolResult], Any] | None = None,
+    preview_call: Callable[[P, ToolExecution], Awaitable[Any]] | None = None,
 ) -> ToolDefinition:
     """Build a `ToolDefinition` from typed parameters and output. See the module docstring."""
     params_schema: dict[str, Any]
@@ -225,6 +231,7 @@ def define_tool(
         present_call=present_call,
         present_result=present_result,
         parse_args=parse_args,
+        preview_call=preview_call,
     )
 
 

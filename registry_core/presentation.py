@@ -2,7 +2,9 @@
 
 `present_call(args)` returns a `ToolCallView` (the pending card) and `present_result(args, result)` a
 `ToolResultView` (the completed card). Both are `card`-tagged unions that a UI bridge switches on; no UI
-ever special-cases a tool name. Completed views replace pending ones.
+ever special-cases a tool name. Completed views replace pending ones. A tool's optional `preview_call`
+(`definition.py`; live only, awaited before a permission question) returns the same kind of pending view,
+computed against the world as it is; a host validates it with `safe_present_call` too.
 
 `safe_present_call` / `safe_present_result` are the only way the rest of the system calls presenters: a
 presenter that raises, or returns something that is not a valid view, yields `None` (the caller falls

@@ -25,8 +25,8 @@ The modules (import the names below from this package, not from them):
 - `paths`: `display_path`, `resolve_path`, `relativize_title` and card titles.
 - `budget`: `bound_update`, the per-update byte budget, and the bounded `rawInput`.
 - `blocks`: locations, diff blocks and `_meta.acpBridge`, shared by calls and results.
-- `calls`: `tool_call_started`, `tool_call_refined`, `tool_call_status`, `permission_tool_call`,
-  `terminal_output`.
+- `calls`: `tool_call_started`, `tool_call_refined`, `tool_call_previewed`, `tool_call_status`,
+  `permission_tool_call`, `terminal_output`.
 - `renderers`: each result view's card content (diff, search, read, web, generic, fallback).
 - `results`: `tool_call_completed`, rawOutput and closing a terminal card.
 - `messages`: message chunks and `plan_from_result`.
@@ -40,6 +40,7 @@ from .budget import bound_update
 from .calls import (
     permission_tool_call,
     terminal_output,
+    tool_call_previewed,
     tool_call_refined,
     tool_call_started,
     tool_call_status,
@@ -94,6 +95,7 @@ __all__ = [
     "resolve_path",
     "terminal_output",
     "tool_call_completed",
+    "tool_call_previewed",
     "tool_call_refined",
     "tool_call_started",
     "tool_call_status",

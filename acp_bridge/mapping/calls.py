@@ -1,6 +1,7 @@
 """A call's announcement, from the presenter's call view: the `tool_call` update
 (`tool_call_started`), the update that turns a card announced while its arguments streamed into the full
-one (`tool_call_refined`), the `toolCall` a permission request carries (`permission_tool_call`),
+one (`tool_call_refined`), a pending card redrawn from the tool's preview (`tool_call_previewed`), the
+`toolCall` a permission request carries (`permission_tool_call`),
 status-only updates (`tool_call_status`) and a running terminal card's live output (`terminal_output`).
 
 A terminal card's title is the command on one line; the command is also shown in full in a ```console
@@ -68,6 +69,17 @@ def tool_call_refined(
     update["sessionUpdate"] = "tool_call_update"
     update.setdefault("content", [])
     update.setdefault("locations", [])
+    return update
+
+
+def tool_call_previewed(
+    ctx: WireContext, call_id: str, tool_name: str, arguments: Any, view: CallViewT | None
+) -> Update:
+    """The `tool_call_update` that redraws a pending card from the tool's preview (e.g. the hunks a write
+    would apply to the file as it is now) before the user is asked: the card's fields as
+    `tool_call_refined` sends them, without a status (the card stays where it is)."""
+    update = tool_call_refined(ctx, call_id, tool_name, arguments, view, "pending")
+    del update["status"]
     return update
 
 

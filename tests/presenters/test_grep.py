@@ -188,3 +188,23 @@ async def test_env_var_forces_the_python_backend(make_session: Any, monkeypatch:
     monkeypatch.setenv("ACP_BRIDGE_GREP", "python")
     _, result = await grep(make_session, "auto", {"pattern": "hello"})
     assert result.meta["backend"] == "python"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_matching_line_over_64_mib_is_cut_not_an_error(make_session: Any, backend: str) -> None:
+    session = make_session(grep_backend=backend)
+    huge = "x" * (65 << 20) + " needle " + "y" * 1000
+    many = "needle " * 50_000  # an event long because of its many submatches, not its text
+    (session.cwd / "minified.js").write_text(f"short needle\n{huge}\n{many}\ntail needle\n")
+    args = {"pattern": "needle", "output_mode": "content", "-n": True}
+
+    result = await session.run("grep", args)
+
+    assert result.error is None, text_of(result)
+    assert result.meta["total"] == 4
+    lines = [(x["number"], x["text"]) for f in result.meta["files"] for x in f["lines"]]
+    assert [number for number, _ in lines] == [1, 2, 3, 4]
+    assert lines[0][1] == "short needle" and lines[3][1] == "tail needle"
+    for _, text in lines[1:3]:
+        assert text.endswith("… [line cut]") and len(text) < 1100
+    assert lines[1][1].startswith("xxxx") and lines[2][1].startswith("needle needle")
