@@ -11,7 +11,6 @@ Must not: import httpx on the offline path. The openai module loads only when as
 from __future__ import annotations
 
 import logging
-import os
 from typing import TYPE_CHECKING, Any
 
 from acp_bridge.models.base import (
@@ -119,7 +118,7 @@ def load_backend(spec: str, *, base_url: str | None = None, api_key: str | None 
         model = rest.strip()
         if not model:
             raise ModelError("'openai' needs a model name, e.g. 'openai:deepseek-chat'", kind="config")
-        key, source = _find_api_key(api_key, API_KEY_ENV_VARS)
+        key, source = _find_api_key(api_key)
         if key is None:
             raise ModelError(
                 f"no API key for {spec.strip()!r}: set {' or '.join(API_KEY_ENV_VARS)} (checked in that "
@@ -130,12 +129,10 @@ def load_backend(spec: str, *, base_url: str | None = None, api_key: str | None 
     raise ModelError(f"unknown model {spec!r}: expected {_SPEC_FORMS}", kind="config")
 
 
-def _find_api_key(explicit: str | None, env_vars: tuple[str, ...]) -> tuple[str | None, str | None]:
+def _find_api_key(explicit: str | None) -> tuple[str | None, str | None]:
     """The key and where it came from (an env var name, or None when passed in)."""
     if explicit:
         return explicit, None
-    for var in env_vars:
-        value = os.environ.get(var, "").strip()
-        if value:
-            return value, var
-    return None, None
+    from acp_bridge.credentials import api_key_from_environment
+
+    return api_key_from_environment()

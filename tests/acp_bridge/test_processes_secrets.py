@@ -1,0 +1,58 @@
+"""The bridge's API keys never reach a tool: a bridge started with all three key variables set runs `env`
+and reads `/proc/$PPID/environ` (its own initial environment) through `bash`, and no key value shows up,
+while the model still gets the key it was started with."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from .conftest import StartBridge
+from .fake_openai_server import FakeOpenAIServer, chat
+
+pytestmark = pytest.mark.slow
+
+SNOOP = 'echo "PPID=$PPID"; env; echo ---; tr "\\0" "\\n" < /proc/$PPID/environ'
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    with FakeOpenAIServer() as running:
+        yield running
+
+
+async def test_no_tool_sees_the_keys_in_its_environment_or_the_bridges(
+    bridges: StartBridge, server: FakeOpenAIServer, workspace: Path
+) -> None:
+    keys = {
+        name: f"sk-{name.lower()}-{uuid.uuid4().hex}"
+        for name in ("ACP_BRIDGE_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_API_KEY")
+    }
+    call = {"id": "call_1", "name": "bash", "arguments": {"command": SNOOP}}
+    server.enqueue(chat(tool_calls=[call]), chat(text="Seen."))
+    bridge = await bridges(
+        "--base-url", server.base_url, "--allow-tool", "bash", model="openai:fake-model", env=keys
+    )
+    await bridge.initialize()
+    session_id = await bridge.new_session(workspace)
+    assert await bridge.prompt(session_id, "look around") == "end_turn"
+
+    final = bridge.call_updates("call_1")[-1]
+    assert final["status"] == "completed"
+    output = final["rawOutput"]["output"]
+    environment, _, initial = output.partition("---\n")
+    assert f"PPID={bridge.proc.pid}\n" in environment  # the block read is the bridge's own
+    assert "PATH=" in environment and "PATH=" in initial  # both dumps really happened
+    for name, value in keys.items():
+        assert value not in output, f"{name} leaked to the command"
+        assert name not in output
+    seen_from_outside = psutil.Process(bridge.proc.pid).environ()  # /proc/<pid>/environ, parsed
+    assert not set(keys) & set(seen_from_outside)
+    assert not set(keys.values()) & set(seen_from_outside.values())
+    # Read once at start-up, the key still authenticates every request.
+    auth = [request.headers["authorization"] for request in server.requests]
+    assert auth == [f"Bearer {keys['ACP_BRIDGE_API_KEY']}"] * 2
