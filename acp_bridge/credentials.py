@@ -10,10 +10,11 @@ unsetenv only drops the pointer to it: a command could still read the key from `
 So on Linux the entry is also overwritten in place, through `/proc/self/mem` at the block's address
 (`env_start` in `/proc/self/stat`, proc(5)): the same memory that file reads, so what it shows afterwards
 is what any process sees; the write is checked against what is read back first, so nothing else is ever
-touched. Measured alternatives: re-executing the interpreter with the key passed over a pipe costs a
-second interpreter start-up (about 40 ms, a quarter of spawn → `initialize`, where the budget allows
-5%); running each command under an intermediate process only moves the problem one `$PPID` further up
-(the bridge's block stays readable by pid). The in-place write costs well under a millisecond.
+touched (about 0.1 ms). The alternatives, measured: re-executing the interpreter with the key passed over
+a pipe pays a second interpreter start-up and command-line import (about 30 ms on a 2-core machine, a
+fifth of the ~155 ms spawn → `initialize`, where the budget allows 5%); running each command under an
+intermediate process costs a process per command and only moves the problem one `$PPID` further up (the
+bridge's block stays readable by its pid).
 Elsewhere (no /proc) only the environment proper is cleaned, which is all a child process inherits.
 
 Must not: log or echo a secret's value; write anywhere but the entries being removed.

@@ -505,7 +505,8 @@ class SessionManager:
                 await asyncio.wait(pending, timeout=0.2)
         resources, self._resources = list(self._resources.values()), {}
         if resources:
-            await asyncio.gather(*(r.close() for r in resources), return_exceptions=True)
+            # A shorter grace than a session's own close: the editor waits for us to exit.
+            await asyncio.gather(*(r.close(grace=0.3) for r in resources), return_exceptions=True)
         try:
             await self.backend.aclose()
         except Exception:

@@ -56,6 +56,7 @@ KILL_GRACE_S = 0.5  # SIGTERM → SIGKILL
 POLL_S = 0.02  # during the grace: how often the known members are checked
 RESCAN_S = 0.2  # and how often all of /proc is scanned for members forked since
 SETTLE_S = 0.3  # after SIGKILL: how long killed children are waited for, to be reaped
+HAVE_PROC = os.path.isdir("/proc/self")
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +172,10 @@ class Command:
 
     async def stop(self, grace: float = KILL_GRACE_S) -> None:
         """Stop every process of the command (SIGTERM, grace, SIGKILL) and reap those we adopted."""
+        if not HAVE_PROC:
+            if self.shell is not None:
+                await _stop_group(self.shell, grace)
+            return
         try:
             await stop_processes(self.running_members, grace)
         finally:
@@ -199,6 +204,25 @@ def find_members(commands: Collection[Command], sessions: Collection[int]) -> di
             found[proc.pid] = proc
             by_token[token].note(proc)
     return found
+
+
+async def _stop_group(pgid: int, grace: float) -> None:
+    """Without /proc: the command is its process group (SIGTERM, grace, SIGKILL)."""
+
+    def send(sig: int) -> bool:
+        try:
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+
+    try:
+        deadline = time.monotonic() + grace
+        if send(signal.SIGTERM):
+            while time.monotonic() < deadline and send(0):  # noqa: ASYNC110 - no event for "group empty"
+                await asyncio.sleep(POLL_S)
+    finally:
+        send(signal.SIGKILL)
 
 
 def _running(pid: int, start: int) -> bool:
@@ -252,6 +276,8 @@ async def stop_processes(find: Callable[[], Mapping[int, Proc]], grace: float = 
     """SIGTERM what `find` finds, wait until none runs (at most `grace` s), SIGKILL whatever is left.
     The SIGKILL is in a `finally`: a second cancellation during the grace still kills."""
     found = find()
+    if not any(not p.zombie for p in found.values()):
+        return  # nothing runs, so nothing can fork either
     try:
         signal_members(found, signal.SIGTERM)
         watch = ProcessWatch(find, found)

@@ -366,8 +366,9 @@ def bash_tool(*, spill_dir: str | None = None) -> ToolDefinition:
         description=(
             "Run a shell command (bash -c) in the working directory, or in workdir. stdout and stderr are "
             "merged; stdin is empty. Long output is cut to its start and end, with the full output saved "
-            "to a file whose path is given. Default timeout 120000 ms, at most 600000. Do not use it to "
-            "read, search or edit files when read, grep, glob or edit can."
+            "to a file whose path is given. Default timeout 120000 ms, at most 600000. A background job "
+            "with its output redirected keeps running until the session ends. Do not use it to read, "
+            "search or edit files when read, grep, glob or edit can."
         ),
         parameters=BashArgs,
         output=Output(type=BashValue, render=_render, presentation_meta=_meta),

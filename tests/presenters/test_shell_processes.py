@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import pytest
 
+from presenters import process_tree
 from presenters.process_tree import MARKER, PROCESSES_SERVICE, ProcessScope, read_proc, reap_adopted
 from registry_core import CancelController
 from tests.acp_bridge.process_marks import assert_all_gone, escaping, new_mark, wait_started
@@ -101,3 +102,16 @@ def test_reaping_never_takes_a_child_this_process_forked() -> None:
 
     # Their own waiter still gets their real exit status (a stolen one would read as 0 or 255).
     assert (own_session.wait(5), same_session.wait(5)) == (5, 6)
+
+
+async def test_without_proc_a_timed_out_command_is_still_stopped_as_its_process_group(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Where there is no /proc (not Linux), the command's process group is all that can be found.
+    monkeypatch.setattr(process_tree, "HAVE_PROC", False)
+    mark = new_mark()
+    result = await session.run(
+        "bash", {"command": f"(exec -a {mark} sleep 300) & exec -a {mark} sleep 300", "timeout": 300}
+    )
+    assert result.error is not None and result.error.code == "TIMEOUT"
+    await assert_all_gone(mark)
