@@ -23,10 +23,11 @@ Reaping: with the host a child subreaper (`prctl(PR_SET_CHILD_SUBREAPER)`, see `
 the command's orphans are re-parented to the host, and once they exit only the host can reap them.
 asyncio's child watchers on 3.11 (`ThreadedChildWatcher`, the default, and `PidfdChildWatcher`) and
 `subprocess` wait for the pids they forked with `waitpid(pid)`, never `waitpid(-1)`, and a fork reaped by
-someone else is reported as exit status 255. So `reap_adopted` reaps only zombies that cannot be forks
-of this process: a child in a session that is neither ours nor its own (a fork keeps our session or
-leads a new one, and sessions cannot be joined), or a session leader recorded alive carrying a command's
-token that is not the command's shell (a `setsid` child). No SIGCHLD handler is installed for it:
+someone else is misreported (asyncio says exit status 255, `subprocess` 0). So `reap_adopted` reaps only
+zombies that cannot be forks of this process: a child in a session that is neither ours nor its own (a
+fork keeps our session or leads a new one, and sessions cannot be joined), or a session leader recorded
+alive carrying a command's token that is not the command's shell (a `setsid` child; one adopted and
+exited before any look stays a zombie until the host exits). No SIGCHLD handler is installed for it:
 asyncio's `SafeChildWatcher`/`FastChildWatcher` own that signal when a host picks them; reaping happens
 when a command ends or is stopped, and when its scope stops.
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from acp_bridge.credentials import api_key_from_environment
 from acp_bridge.models.base import (
     AssistantMessage,
     JsonObject,
@@ -94,7 +95,8 @@ def load_backend(spec: str, *, base_url: str | None = None, api_key: str | None 
 
     `scripted` → the demo script; `scripted:PATH` → that script file; `openai:MODEL` → an
     OpenAI-compatible endpoint at `base_url` (default DeepSeek's) with `api_key`, or else the first
-    non-empty of ACP_BRIDGE_API_KEY, DEEPSEEK_API_KEY, OPENAI_API_KEY. `base_url` is ignored (with a
+    non-empty of ACP_BRIDGE_API_KEY, DEEPSEEK_API_KEY, OPENAI_API_KEY (from the environment, or from what
+    `credentials.claim_secrets` took out of it at start-up). `base_url` is ignored (with a
     warning) for scripted models.
 
     Raises `ModelError(kind="config")` for an unknown spec, an empty model name or path, a script file that
@@ -133,6 +135,4 @@ def _find_api_key(explicit: str | None) -> tuple[str | None, str | None]:
     """The key and where it came from (an env var name, or None when passed in)."""
     if explicit:
         return explicit, None
-    from acp_bridge.credentials import api_key_from_environment
-
     return api_key_from_environment()

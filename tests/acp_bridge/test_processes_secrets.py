@@ -4,6 +4,9 @@ while the model still gets the key it was started with."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +14,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from .bridge_harness import REPO
 from .conftest import StartBridge
 from .fake_openai_server import FakeOpenAIServer, chat
 
@@ -56,3 +60,40 @@ async def test_no_tool_sees_the_keys_in_its_environment_or_the_bridges(
     # Read once at start-up, the key still authenticates every request.
     auth = [request.headers["authorization"] for request in server.requests]
     assert auth == [f"Bearer {keys['ACP_BRIDGE_API_KEY']}"] * 2
+
+
+_CLAIM = """
+import json, os
+from acp_bridge.credentials import api_key_from_environment, claim_secrets
+claim_secrets()
+with open("/proc/self/environ", "rb") as f:
+    initial = dict(e.split(b"=", 1) for e in f.read().split(b"\\0") if b"=" in e)
+print(json.dumps({
+    "initial": {k.decode(): v.decode() for k, v in initial.items()},
+    "environ": dict(os.environ),
+    "key": api_key_from_environment(),
+}))
+"""
+
+
+def test_claiming_blanks_exactly_the_secret_entries_of_the_initial_environment(tmp_path: Path) -> None:
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHONPATH": str(REPO),
+        "BEFORE": "kept-1",
+        "DEEPSEEK_API_KEY": "sk-deep",
+        "MIDDLE": "kept-2",
+        "OPENAI_API_KEY": "sk-open",
+        "NOT_A_DEEPSEEK_API_KEY": "kept-3",  # a longer name containing a secret's name
+        "ACP_BRIDGE_API_KEY": "",  # empty counts as unset, and is taken out all the same
+        "AFTER": "kept-4",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", _CLAIM], env=env, capture_output=True, cwd=tmp_path, timeout=30, check=True
+    )
+    seen = json.loads(done.stdout)
+    kept = {"BEFORE": "kept-1", "MIDDLE": "kept-2", "NOT_A_DEEPSEEK_API_KEY": "kept-3", "AFTER": "kept-4"}
+    for where in ("initial", "environ"):
+        assert kept.items() <= seen[where].items(), where
+        assert not {"DEEPSEEK_API_KEY", "OPENAI_API_KEY", "ACP_BRIDGE_API_KEY"} & set(seen[where]), where
+    assert seen["key"] == ["sk-deep", "DEEPSEEK_API_KEY"]  # the order of precedence survives
