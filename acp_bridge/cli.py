@@ -10,7 +10,10 @@ chosen subcommand only, so a run loads what that subcommand needs and nothing el
 pygls or lsprotocol: about 250 ms of its spawn → initialize time). This module imports the standard library
 and `settings` only, and no subcommand's options import a face's library or the tools. `serve` claims
 stdio (`connection.claim_stdio`) before anything else runs, so nothing printed while the tools and the
-model are set up (an `--extra-tools` module's import included) can reach the protocol.
+model are set up (an `--extra-tools` module's import included) can reach the protocol. `core_setup` then
+takes the API key out of the environment before any tool can run (`credentials`) and makes the process
+the reaper of its tools' orphans (`processes`); `run_until_exit` kills what is left of them and deletes
+the scratch files on every way out.
 
 Must not: print to stdout in `serve` (stdout is the protocol), or import the model's HTTP client unless an
 `openai:` model is asked for (spawn → initialize has a 400 ms budget).
@@ -184,12 +187,18 @@ class CoreSetup:
 
 
 def core_setup(args: argparse.Namespace) -> CoreSetup:
-    """Logging, model, tools and policy from the parsed core arguments."""
+    """Logging, the process's own hygiene (secrets out of the environment, orphans adopted), then model,
+    tools and policy from the parsed core arguments."""
+    from .credentials import claim_secrets
     from .permissions import PolicyConfig
+    from .processes import become_subreaper
     from .sessions import CoreConfig
     from .store import SessionStore
 
     configure_logging(args.log_level, args.log_file)
+    # Before any tool can run: the key is read once (kept for the model) and no child inherits it.
+    claim_secrets()
+    become_subreaper()
     if args.max_steps < 1:
         raise SystemExit("acp-bridge: --max-steps must be at least 1")
     if args.context_window is not None and args.context_window < 1:
@@ -213,23 +222,30 @@ def run_until_exit(main: Coroutine[Any, Any, int]) -> int:
 
     `asyncio.run` would wait for every task (a tool that swallows cancellation) and the interpreter for
     every worker thread (a blocking read); an editor closing our stdin must see us gone within 2 s. So the
-    leftover tasks get 0.3 s, and a daemon timer ends the process if the normal exit still hangs.
+    leftover tasks get 0.3 s, and a daemon timer ends the process if the normal exit still hangs. Before
+    that, on every path (the face returned or raised), the tools' leftover processes are killed and the
+    scratch files deleted (`processes.release_all`).
     """
     import asyncio
+
+    from .processes import release_all
 
     loop = asyncio.new_event_loop()
     code = 1
     try:
         code = loop.run_until_complete(main)
     finally:
-        leftovers = [t for t in asyncio.all_tasks(loop) if not t.done()]
-        for task in leftovers:
-            task.cancel()
-        if leftovers:
-            loop.run_until_complete(asyncio.wait(leftovers, timeout=0.3))
-        loop.run_until_complete(loop.shutdown_asyncgens())
-        loop.close()
-        _exit_soon(code)
+        try:
+            leftovers = [t for t in asyncio.all_tasks(loop) if not t.done()]
+            for task in leftovers:
+                task.cancel()
+            if leftovers:
+                loop.run_until_complete(asyncio.wait(leftovers, timeout=0.3))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+        finally:
+            release_all()
+            _exit_soon(code)
     return code
 
 

@@ -11,8 +11,11 @@ session/request_permission, fs/*).
 `claim_stdio` claims the process's stdio: the protocol moves to private descriptors, fd 0 becomes
 /dev/null and fd 1 becomes stderr, so neither a stray `print` nor a tool's child process can corrupt or
 steal protocol frames; the command line claims it before setting anything up and hands the descriptors
-to `serve_stdio` (which claims them itself when given none). On stdin EOF, SIGTERM or SIGHUP `serve_stdio`
-cancels everything (tools' process groups included), waits for it to stop and returns 0.
+to `serve_stdio` (which claims them itself when given none). On stdin EOF, SIGTERM, SIGHUP or the client
+closing our stdout (EPIPE) `serve_stdio` cancels everything (every process the tools started included),
+waits for it to stop and returns 0. SIGINT only cancels the running prompts (each answers `cancelled`)
+and the bridge keeps serving: clients such as acpx run us in the terminal's process group, so Ctrl+C
+reaches us along with their `session/cancel`.
 
 Must not: run tools, talk to models or build card shapes (that is turn.py and mapping.py).
 """
@@ -336,9 +339,10 @@ async def serve_stdio(
     max_line: int | None = None,
     stdio: tuple[int, int] | None = None,
 ) -> int:
-    """Serve ACP on this process's stdio until stdin closes, SIGTERM or SIGHUP. Returns the exit status:
-    0 in every case, since a signal is how editors and supervisors ask us to stop, and the shutdown
-    (cancel everything, stop every tool's process group) is the same clean one as on EOF. `stdio`: the
+    """Serve ACP on this process's stdio until stdin closes, SIGTERM, SIGHUP or the client stops reading
+    our output. Returns the exit status: 0 in every case, since a signal is how editors and supervisors
+    ask us to stop, and the shutdown (cancel everything, stop every process the tools started) is the
+    same clean one as on EOF. SIGINT cancels the running prompts and serving goes on. `stdio`: the
     (input, output) descriptors `claim_stdio` returned, when the caller claimed them first."""
     in_fd, out_fd = stdio if stdio is not None else claim_stdio()
     channel = AcpChannel()
@@ -355,11 +359,12 @@ async def serve_stdio(
         # Dying of the signal's default action would orphan the tools' process groups (they are
         # sessions of their own): stop reading instead, so the shutdown below runs as on EOF.
         loop.add_signal_handler(signum, _stop_on_signal, reader, signum)
+    loop.add_signal_handler(signal.SIGINT, cancel_on_interrupt, manager)
     try:
         await peer.run()
         log.info("input ended; shutting down")
     finally:
-        for signum in _STOP_SIGNALS:
+        for signum in (*_STOP_SIGNALS, signal.SIGINT):
             loop.remove_signal_handler(signum)
         await manager.shutdown()
         # Bounded at every stage: an editor closing our stdin must see us gone within 2 s.
@@ -380,3 +385,11 @@ _STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 def _stop_on_signal(reader: LineReader, signum: int) -> None:
     log.info("%s received; shutting down", signal.Signals(signum).name)
     reader.stop()
+
+
+def cancel_on_interrupt(manager: SessionManager) -> None:
+    """SIGINT: cancel every running prompt, as `session/cancel` would (each answers `cancelled`, its
+    commands are stopped), and keep serving. The LSP face does the same."""
+    log.info("SIGINT received; cancelling the running prompts")
+    for session in list(manager.sessions.values()):
+        session.cancel()

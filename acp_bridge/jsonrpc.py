@@ -79,10 +79,11 @@ def _dumps(message: Mapping[str, Any]) -> bytes:
 
 
 class _WriteProtocol(asyncio.BaseProtocol):
-    def __init__(self) -> None:
+    def __init__(self, on_lost: Callable[[], None]) -> None:
         self.paused = False
         self.closed = False
         self.lost = asyncio.Event()
+        self._on_lost = on_lost
         self._waiters: list[asyncio.Future[None]] = []
 
     def pause_writing(self) -> None:
@@ -96,6 +97,9 @@ class _WriteProtocol(asyncio.BaseProtocol):
         self.closed = True
         self.lost.set()
         self._wake()
+        # Also when the reader closed its end while we were idle (asyncio watches a pipe's write end
+        # for that): nobody reads our frames any more.
+        self._on_lost()
 
     def _wake(self) -> None:
         waiters, self._waiters = self._waiters, []
@@ -132,7 +136,7 @@ class FrameWriter:
         # Wrapping an already-open fd never blocks; the transport owns the wrapper from here.
         pipe = open(self._fd, "wb", buffering=0, closefd=False)  # noqa: SIM115, ASYNC230
         try:
-            transport, protocol = await loop.connect_write_pipe(_WriteProtocol, pipe)
+            transport, protocol = await loop.connect_write_pipe(lambda: _WriteProtocol(self._lost), pipe)
         except ValueError:
             # A regular file (e.g. `serve > log`): no pipe transport exists for it; write synchronously.
             pipe.close()
@@ -552,7 +556,9 @@ class JsonRpcPeer:
     # --- shutdown ---------------------------------------------------------------------------------
 
     def _on_writer_lost(self) -> None:
+        # Nobody reads our answers any more (EPIPE): stop reading too, so the caller shuts down as at EOF.
         self._close_pending()
+        self._reader.stop()
 
     def _close_pending(self) -> None:
         self._closed = True

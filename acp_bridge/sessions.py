@@ -45,6 +45,7 @@ from .mapping import WireContext
 from .models import Message, ModelBackend, ModelError
 from .permission_log import RecordedPermissions, permissions_event
 from .permissions import MODES, Decision, ModeId, PermissionGate, PolicyConfig, SessionPermissions
+from .processes import SessionResources
 from .replay import COMMIT_EVENT, replay
 from .settings import DEFAULT_MAX_STEPS as DEFAULT_MAX_STEPS
 from .turn import StopReason, Turn
@@ -157,6 +158,9 @@ class Session:
             services["fs"] = ClientFiles(self.channel, session_id)
         if manager.recording:
             services[COMMITS_SERVICE] = _CommitLog(self)
+        # Background processes and scratch files: per session id, so a reloaded session keeps its own.
+        self.resources = manager.resources_of(session_id)
+        services.update(self.resources.services)
         self.agent = Agent(id=session_id, cwd=cwd, roots=roots, services=services)
         self._permissions = RecordedPermissions(
             manager.config.policy, cwd, roots, on_change=self._record_permissions
@@ -413,6 +417,7 @@ class SessionManager:
         self.recording = recorder is not None
         self._new_id = session_ids or (lambda: f"sess_{uuid.uuid4().hex}")
         self.sessions: dict[str, Session] = {}
+        self._resources: dict[str, SessionResources] = {}
         self._closing = False
         self.gate = PermissionGate(self._gate_host)
         self.registry = ToolRegistry(approval=self.gate)
@@ -420,6 +425,10 @@ class SessionManager:
         self.registry.on_result(self._observe)
         for tool in tools:
             self.registry.register(tool)
+
+    def resources_of(self, session_id: str) -> SessionResources:
+        """The session's processes and scratch directory (released by `close` and `shutdown`)."""
+        return self._resources.setdefault(session_id, SessionResources())
 
     def _gate_host(self, session_id: str) -> Session | None:
         return self.sessions.get(session_id)
@@ -495,13 +504,16 @@ class SessionManager:
 
     async def close(self, session_id: object) -> None:
         """Stop the session's prompt as `cancel` would, then forget the session (its stored log stays, for
-        session/load). Raises InvalidParams / ResourceNotFound as `get`."""
+        session/load) and release its resources (background processes, scratch files). Raises
+        InvalidParams / ResourceNotFound as `get`."""
         session = self.get(session_id)
         await session.stop()
         if self.sessions.get(session.id) is session:
             del self.sessions[session.id]
             if self.recorder is not None:
                 self.recorder.end(session.id)
+            # What its commands left running stops with it; its scratch files go.
+            await self._resources.pop(session.id, session.resources).close()
         log.info("session %s closed", session.id)
 
     def cancel(self, session_id: object) -> None:
@@ -513,7 +525,8 @@ class SessionManager:
 
     async def shutdown(self, grace: float = 0.8) -> None:
         """Refuse new sessions, cancel every prompt, wait (up to `grace` s, then cancel outright) until
-        every turn has stopped, then close the model backend."""
+        every turn has stopped, stop what the sessions' commands left running (and delete their scratch
+        files), then close the model backend."""
         self._closing = True
         tasks = [s._task for s in self.sessions.values() if s._task is not None]
         for session in self.sessions.values():
@@ -524,6 +537,10 @@ class SessionManager:
                 task.cancel()
             if pending:
                 await asyncio.wait(pending, timeout=0.2)
+        resources, self._resources = list(self._resources.values()), {}
+        if resources:
+            # A shorter grace than a session's own close: the editor waits for us to exit.
+            await asyncio.gather(*(r.close(grace=0.3) for r in resources), return_exceptions=True)
         try:
             await self.backend.aclose()
         except Exception:

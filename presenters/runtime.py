@@ -1,9 +1,14 @@
-"""Running blocking work (file I/O, diffs, the pure-Python search) off the event loop, cancellably.
+"""Running blocking work (file I/O, diffs, the pure-Python search) off the event loop, cancellably; and
+the session's scratch directory.
 
 `run_blocking(fn)` runs `fn(stop)` in the default thread pool. When the calling task is cancelled (the
 registry cancels a tool body when its signal fires), `stop` is set so the work can end early, and the
 caller still waits for the thread to settle before the CancelledError propagates: a cancelled `write`
 therefore never commits after its call has been reported as cancelled (the commit checks `stop` first).
+
+`ScratchDir` is what a host puts in `agent.services["scratch"]`: a private directory for one session's
+temporary files (the full output of long commands), created on first use and deleted with everything in
+it when the host calls `remove()` (the session ends).
 
 Invariant: never blocks the event loop itself; never swallows a cancellation.
 """
@@ -11,12 +16,19 @@ Invariant: never blocks the event loop itself; never swallows a cancellation.
 from __future__ import annotations
 
 import asyncio
+import errno
+import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
+
+from registry_core import Agent
 
 T = TypeVar("T")
 SETTLE_S = 2.0
+SCRATCH_SERVICE = "scratch"  # agent.services key of the session's ScratchDir
 
 
 class Stopped(Exception):
@@ -44,3 +56,36 @@ async def run_blocking(fn: Callable[[threading.Event], T]) -> T:
         if future.done() and not future.cancelled():
             future.exception()  # retrieved: the cancellation is what the caller reports
         raise
+
+
+class ScratchDir:
+    """A private directory (mode 0700) for one session's temporary files, made on first `path()` inside
+    `parent()` (default: the temp directory) and deleted, with its contents, by `remove()`; after that
+    `path()` raises, so nothing is left behind by work that outlives its session."""
+
+    def __init__(self, parent: Callable[[], str] | None = None, prefix: str = "session-") -> None:
+        self._parent = parent
+        self._prefix = prefix
+        self._path: str | None = None
+        self._removed = False
+
+    def path(self) -> str:
+        """The directory, created now if needed. Raises OSError (it cannot be created, or was removed)."""
+        if self._removed:
+            raise FileNotFoundError(errno.ENOENT, "the session's scratch directory was removed (it ended)")
+        if self._path is None or not os.path.isdir(self._path):
+            self._path = tempfile.mkdtemp(prefix=self._prefix, dir=self._parent() if self._parent else None)
+        return self._path
+
+    def remove(self) -> None:
+        """Delete the directory and everything in it (files still open are freed when closed)."""
+        self._removed = True
+        path, self._path = self._path, None
+        if path is not None:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def scratch_of(agent: Agent | None) -> ScratchDir | None:
+    """The host's scratch directory for the agent's session, when it provides one."""
+    service: Any = agent.services.get(SCRATCH_SERVICE) if agent is not None else None
+    return service if isinstance(service, ScratchDir) else None

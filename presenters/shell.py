@@ -1,35 +1,43 @@
 """`bash`: run a shell command in the session cwd, streaming its output, and its `terminal` cards.
 
-- `bash -c COMMAND` in a new session (its own process group), stdin /dev/null, stdout and stderr merged.
+- `bash -c COMMAND` in a new session (its own process group), stdin /dev/null, stdout and stderr merged,
+  with a token in its environment that marks every process the command starts (`process_tree`).
 - Output streams to `ctx.progress(TerminalOutputProgress)` as it arrives (UTF-8 decoded incrementally).
 - Memory stays bounded whatever the command prints: the model gets the first and last 16 KiB (32 KiB in
   all, the output cap claude-agent-acp gives its terminals, well under a Python client's 64 KiB line
-  limit); beyond that, the whole output is streamed to a temporary file whose path the result names.
-- Timeout (`timeout` ms, default 120 s, at most 600 s) and cancellation stop the whole process group:
-  SIGTERM, then SIGKILL after a short grace that ends early once no member runs (`_GroupWatch`), and
-  the shell is reaped. A timeout is a failed result that still carries the partial output. When the
-  shell exits but a background process keeps the output open, the output is drained briefly and then
-  that group is stopped too (otherwise the call would hang until the timeout); background processes
-  that redirected their output are left running.
+  limit); beyond that, the whole output is streamed to a file whose path the result names, in the
+  session's scratch directory when the host provides one (`agent.services["scratch"]`, deleted when the
+  session ends), else in `spill_dir` or the temp directory. When that file cannot be written (disk
+  full, I/O error), the output is still drained (what it would have held is dropped), the command runs
+  to its end, and the call fails with the reason and the head and tail it kept.
+- Timeout (`timeout` ms, default 120 s, at most 600 s) and cancellation stop every process of the
+  command, wherever it went (its session, `setsid` and `nohup` children, daemons: `process_tree`):
+  SIGTERM, then SIGKILL after a short grace that ends early once none runs, and the shell is reaped. A
+  timeout is a failed result that still carries the partial output. When the shell exits but a
+  background process keeps the output open, the output is drained briefly and then the command's
+  processes are stopped too (otherwise the call would hang until the timeout). Background processes that
+  redirected their output are left running: the session's process scope
+  (`agent.services["processes"]`) stops them when the session ends.
 - A non-zero exit is a successful call whose value says so (the command ran; it failed): the card shows
   the exit code.
 
 presentation_meta: {"command", "cwd", "exit_code", "signal", "output", "truncated", "full_output_path",
-"timed_out", "total_bytes"} (also on the TIMEOUT failure).
+"timed_out", "total_bytes", "spill_error"} (also on the TIMEOUT and IO_ERROR failures).
 
-Must not: hold more than the capped head/tail in memory, leave a process of the group running after a
-cancellation or timeout, or block the event loop.
+Must not: hold more than the capped head/tail in memory, leave a process of the command running after a
+cancellation or timeout, stop draining the output while the command runs, or block the event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
 import os
 import signal
 import subprocess
 import tempfile
-import time
+from collections.abc import Callable
 from typing import IO, Any
 
 from pydantic import BaseModel, Field
@@ -49,15 +57,14 @@ from registry_core import (
 from .cards import meta_field
 from .fs_access import os_error, trim_partial_utf8
 from .paths import display_path, resolve, session_cwd
+from .process_tree import Command, ProcessScope, scope_of
+from .runtime import scratch_of
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
 HEAD_BYTES = 16 * 1024
 TAIL_BYTES = 16 * 1024
 CHUNK = 64 * 1024
-KILL_GRACE_S = 0.5  # SIGTERM → SIGKILL
-GROUP_POLL_S = 0.02  # during the grace: how often the group's known members are checked
-GROUP_RESCAN_S = 0.2  # and how often all of /proc is scanned for members forked since
 DRAIN_GRACE_S = 0.25  # after the shell exits, how long output may still arrive before we stop reading
 
 
@@ -84,6 +91,7 @@ class BashValue(BaseModel):
     full_output_path: str | None
     timed_out: bool
     total_bytes: int
+    spill_error: str | None = None
 
 
 def _trim_utf8_start(data: bytes) -> bytes:
@@ -97,29 +105,29 @@ def _trim_utf8_start(data: bytes) -> bytes:
 class _Capture:
     """Head and tail of the output for the model; everything, once it outgrows them, in a spill file."""
 
-    def __init__(self, spill_dir: str | None) -> None:
+    def __init__(self, spill_dir: Callable[[], str | None]) -> None:
         self.head = bytearray()
         self.tail = bytearray()  # bytearray drops from the front in O(1) amortised (CPython)
         self.total = 0
         self.spill: IO[bytes] | None = None
         self.spill_path: str | None = None
+        self.spill_error: str | None = None  # why the full output could not be saved
         self._spill_dir = spill_dir
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
 
     def feed(self, data: bytes) -> str:
-        """Record `data`; return its text for live progress."""
+        """Record `data`; return its text for live progress. Never raises: a spill file that cannot be
+        written is dropped (`spill_error`) and the output keeps being drained."""
         chunk = data
         self.total += len(chunk)
-        if self.spill is None and self.total > HEAD_BYTES + TAIL_BYTES:
+        if self.spill is None and self.spill_error is None and self.total > HEAD_BYTES + TAIL_BYTES:
             # Nothing was dropped yet: head + tail still hold everything before this chunk.
-            fd, self.spill_path = tempfile.mkstemp(
-                prefix="acp-bridge-bash-", suffix=".log", dir=self._spill_dir
-            )
-            self.spill = os.fdopen(fd, "wb")
-            self.spill.write(self.head)
-            self.spill.write(self.tail)
+            self._open_spill()
         if self.spill is not None:
-            self.spill.write(chunk)
+            try:
+                self.spill.write(chunk)
+            except OSError as exc:
+                self._spill_failed(exc)
         room = HEAD_BYTES - len(self.head)
         if room > 0:
             self.head += chunk[:room]
@@ -130,16 +138,43 @@ class _Capture:
                 del self.tail[: len(self.tail) - TAIL_BYTES]
         return self._decoder.decode(data)
 
+    def _open_spill(self) -> None:
+        try:
+            fd, self.spill_path = tempfile.mkstemp(
+                prefix="acp-bridge-bash-", suffix=".log", dir=self._spill_dir()
+            )
+            self.spill = os.fdopen(fd, "wb")
+            self.spill.write(self.head)
+            self.spill.write(self.tail)
+        except OSError as exc:
+            self._spill_failed(exc)
+
+    def _spill_failed(self, exc: OSError) -> None:
+        """The full output cannot be saved (ENOSPC, EIO, EFBIG...): delete the partial file (it would say
+        less than it claims, and holds the space the disk lacks) and keep only the head and tail."""
+        self.spill_error = exc.strerror or str(exc)
+        spill, self.spill = self.spill, None
+        if spill is not None:
+            with contextlib.suppress(OSError):
+                spill.close()  # flushing may fail the same way; the descriptor is closed anyway
+        if self.spill_path is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self.spill_path)
+            self.spill_path = None
+
     def flush(self) -> str:
         return self._decoder.decode(b"", final=True)
 
     def close(self) -> None:
         if self.spill is not None:
-            self.spill.close()
+            try:
+                self.spill.close()
+            except OSError as exc:  # the last buffered bytes did not fit either
+                self._spill_failed(exc)
 
     @property
     def truncated(self) -> bool:
-        return self.spill_path is not None
+        return self.total > HEAD_BYTES + TAIL_BYTES
 
     def text(self) -> str:
         if not self.truncated:
@@ -147,72 +182,20 @@ class _Capture:
         omitted = self.total - len(self.head) - len(self.tail)
         head = trim_partial_utf8(bytes(self.head)).decode("utf-8", "replace")
         tail = _trim_utf8_start(bytes(self.tail)).decode("utf-8", "replace")
-        return (
-            f"{head}\n\n[... {omitted} bytes omitted; the full output is in {self.spill_path} ...]\n\n{tail}"
+        where = (
+            f"the full output is in {self.spill_path}"
+            if self.spill_path is not None
+            else f"the full output could not be saved: {self.spill_error}"
         )
+        return f"{head}\n\n[... {omitted} bytes omitted; {where} ...]\n\n{tail}"
 
 
-def _signal_group(pgid: int, sig: int) -> bool:
-    """Send `sig` to the group; False when no process of it is left."""
+async def _stop(command: Command, exited: asyncio.Future[int]) -> None:
+    """Stop every process of the command, then wait for the shell's exit (asyncio reaps the shell)."""
     try:
-        os.killpg(pgid, sig)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # members we may not signal (setuid): nothing more can be done about them
-        return False
-    return True
-
-
-def _running_in(pid: str, pgid: int) -> bool:
-    """Whether process `pid` is running (not a zombie) in group `pgid`; False once it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            fields = f.read().rsplit(b")", 1)[1].split()
-    except (OSError, IndexError):
-        return False
-    # After "(comm)": state, ppid, pgrp, ...
-    return len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z"
-
-
-class _GroupWatch:
-    """Whether a process group still has a running member, cheaply enough to ask every few ms on the
-    event loop: all of /proc is scanned once to find the members (1-10 ms with hundreds of processes),
-    then only those are checked (each a single small read), with a rescan every `GROUP_RESCAN_S` for
-    members forked since and before ever saying the group is empty. Zombies do not count: where PID 1
-    does not reap orphans (some containers), they would keep `killpg(pgid, 0)` succeeding forever."""
-
-    def __init__(self, pgid: int) -> None:
-        self.pgid = pgid
-        self.members: list[str] = []
-        self._scanned_at = -GROUP_RESCAN_S
-
-    def alive(self) -> bool:
-        if not _signal_group(self.pgid, 0):
-            return False
-        self.members = [pid for pid in self.members if _running_in(pid, self.pgid)]
-        if self.members and time.monotonic() - self._scanned_at < GROUP_RESCAN_S:
-            return True
-        try:
-            entries = [e.name for e in os.scandir("/proc") if e.name.isdigit()]
-        except OSError:
-            return True  # no /proc: trust killpg
-        self._scanned_at = time.monotonic()
-        self.members = [pid for pid in entries if _running_in(pid, self.pgid)]
-        return bool(self.members)
-
-
-async def _stop_group(pgid: int, exited: asyncio.Future[int]) -> None:
-    """SIGTERM the group, give it a short grace, SIGKILL whatever is left, wait for the shell's exit."""
-    try:
-        if _signal_group(pgid, signal.SIGTERM):
-            deadline = time.monotonic() + KILL_GRACE_S
-            group = _GroupWatch(pgid)
-            # Polling: there is no event for "the group is empty" (members are not our children).
-            while time.monotonic() < deadline and group.alive():  # noqa: ASYNC110
-                await asyncio.sleep(GROUP_POLL_S)
+        await command.stop()
     finally:
-        _signal_group(pgid, signal.SIGKILL)  # in `finally`: a second cancellation still kills
-    await asyncio.wait([exited], timeout=2.0)
+        await asyncio.wait([exited], timeout=2.0)
 
 
 def _being_cancelled() -> bool:
@@ -232,7 +215,7 @@ async def _pump(stdout: asyncio.StreamReader, capture: _Capture, ctx: ToolRunCon
 
 def _summary(value: BashValue) -> str:
     if value.timed_out:
-        return "The command timed out; its process group was stopped."
+        return "The command timed out; its processes were stopped."
     if value.signal is not None:
         return f"Killed by signal {value.signal}."
     return f"Exit code: {value.exit_code}"
@@ -248,7 +231,8 @@ def _meta(_args: BashArgs, value: BashValue) -> dict[str, Any]:
 
 
 def bash_tool(*, spill_dir: str | None = None) -> ToolDefinition:
-    """The `bash` tool. `spill_dir`: where full outputs of long runs go (default: the temp directory)."""
+    """The `bash` tool. `spill_dir`: where full outputs of long runs go when the session has no scratch
+    directory (default: the temp directory)."""
 
     async def execute(args: BashArgs, ctx: ToolRunContext) -> BashValue:
         cwd = session_cwd(ctx.agent)
@@ -261,6 +245,10 @@ def bash_tool(*, spill_dir: str | None = None) -> ToolDefinition:
             )
         timeout_ms = args.timeout or DEFAULT_TIMEOUT_MS
         loop = asyncio.get_running_loop()
+        # Without a host scope the command's leftovers are nobody's (as a plain shell would leave them).
+        scope = scope_of(ctx.agent) or ProcessScope()
+        command = scope.command()
+        scratch = scratch_of(ctx.agent)
         read_fd, write_fd = os.pipe()
         try:
             # Our own pipe, not asyncio's: asyncio's `wait()` would also wait for the pipe to close,
@@ -273,15 +261,16 @@ def bash_tool(*, spill_dir: str | None = None) -> ToolDefinition:
                 stdin=subprocess.DEVNULL,
                 stdout=write_fd,
                 stderr=write_fd,
-                start_new_session=True,  # its own process group: the unit we stop
+                env=command.environment(),
+                start_new_session=True,  # its own session and process group
             )
         except OSError as exc:
             os.close(read_fd)
             raise os_error(exc, "bash", "run") from None
         finally:
             os.close(write_fd)  # the children hold the only write ends: EOF comes when they are gone
-        pgid = proc.pid
-        capture = _Capture(spill_dir)
+        command.started(proc.pid)
+        capture = _Capture(scratch.path if scratch is not None else lambda: spill_dir)
         stdout = asyncio.StreamReader(limit=2 * CHUNK)
         transport, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(stdout), os.fdopen(read_fd, "rb", buffering=0)
@@ -302,6 +291,7 @@ def bash_tool(*, spill_dir: str | None = None) -> ToolDefinition:
                 full_output_path=capture.spill_path,
                 timed_out=timed_out,
                 total_bytes=capture.total,
+                spill_error=capture.spill_error,
             )
 
         try:
@@ -318,8 +308,10 @@ def bash_tool(*, spill_dir: str | None = None) -> ToolDefinition:
             try:
                 cut_short = not (reader.done() and exited.done())  # cancelled (or timed out) mid-run
                 if timed_out or holders or cut_short:
-                    await _stop_group(pgid, exited)
+                    await _stop(command, exited)
                     await asyncio.wait([reader], timeout=1.0)  # the last chunks, up to the kill
+                else:
+                    scope.settle(command)  # what it left running in the background stays the session's
             finally:
                 for task in (reader, exited):
                     if not task.done():
@@ -334,10 +326,19 @@ def bash_tool(*, spill_dir: str | None = None) -> ToolDefinition:
         value = value_now()
         if timed_out:
             raise ToolError(
-                f"{value.output}\nThe command timed out after {timeout_ms / 1000:g} s; its process group was "
+                f"{value.output}\nThe command timed out after {timeout_ms / 1000:g} s; its processes were "
                 "stopped. Run long jobs in the background (with output redirected to a file), or pass a "
                 f"larger timeout (at most {MAX_TIMEOUT_MS} ms).",
                 code="TIMEOUT",
+                meta=value.model_dump(),
+            )
+        if capture.spill_error is not None:
+            raise ToolError(
+                f"{value.output}\n{_summary(value)}\nThe command's full output could not be saved "
+                f"({capture.spill_error}), so only its first and last {HEAD_BYTES // 1024} KiB are shown. "
+                "Free some disk space, or run the command with its output redirected to a file you choose "
+                "(or filtered, e.g. through tail or grep).",
+                code="IO_ERROR",
                 meta=value.model_dump(),
             )
         return value
@@ -349,8 +350,10 @@ def bash_tool(*, spill_dir: str | None = None) -> ToolDefinition:
         output = meta_field(result.meta, "output", str)
         if output is None:  # no meta (an error before the command ran): show the message
             return TerminalResultView(output=result.error.message if result.error else None)
-        if meta_field(result.meta, "timed_out", bool) and result.error is not None:
-            output = result.error.message
+        if result.error is not None and (
+            meta_field(result.meta, "timed_out", bool) or meta_field(result.meta, "spill_error", str)
+        ):
+            output = result.error.message  # the reason, with the output it kept
         return TerminalResultView(
             output=output,
             exit_code=meta_field(result.meta, "exit_code", int),
@@ -363,8 +366,9 @@ def bash_tool(*, spill_dir: str | None = None) -> ToolDefinition:
         description=(
             "Run a shell command (bash -c) in the working directory, or in workdir. stdout and stderr are "
             "merged; stdin is empty. Long output is cut to its start and end, with the full output saved "
-            "to a file whose path is given. Default timeout 120000 ms, at most 600000. Do not use it to "
-            "read, search or edit files when read, grep, glob or edit can."
+            "to a file whose path is given. Default timeout 120000 ms, at most 600000. A background job "
+            "with its output redirected keeps running until the session ends. Do not use it to read, "
+            "search or edit files when read, grep, glob or edit can."
         ),
         parameters=BashArgs,
         output=Output(type=BashValue, render=_render, presentation_meta=_meta),

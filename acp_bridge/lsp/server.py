@@ -9,8 +9,10 @@ first workspace folder (else `rootUri`, else the process cwd). Commands (`worksp
 - `acpBridge.newSession` (optional argument: an absolute cwd): a fresh session (history, rules) becomes
   current; the previous one is closed (a prompt still running there is cancelled, and has stopped when
   the command answers).
-`shutdown`, `exit` and a closed stdin cancel every prompt, let tools stop (process groups killed), end open
-progress and leave no child process behind. The protocol's stdio moves to private descriptors first, so a
+`shutdown`, `exit`, a closed stdin, SIGTERM, SIGHUP and the editor no longer reading our output (EPIPE)
+cancel every prompt, let tools stop (every process they started is killed), end open progress and leave
+no child process behind; SIGINT (Ctrl+C in the editor's terminal) only cancels the running prompt, as
+`acpBridge.cancel` does, like the ACP face. The protocol's stdio moves to private descriptors first, so a
 stray print or a tool's child can never write into (or read from) the LSP stream.
 
 Must not: run tools, build card shapes or decide permissions (the core and `acp_bridge.mapping` do), or
@@ -42,7 +44,7 @@ from pygls.protocol.language_server import lsp_method
 from pygls.uris import from_fs_path, to_fs_path
 
 from .. import __version__
-from ..connection import claim_stdio
+from ..connection import cancel_on_interrupt, claim_stdio
 from ..errors import BridgeError, ConnectionClosed, RemoteError
 from ..jsonrpc import FrameWriter
 from ..sessions import Session, SessionManager
@@ -471,8 +473,9 @@ def build_server(make_manager: ManagerFactory) -> BridgeServer:
 
 
 async def serve_lsp(make_manager: ManagerFactory, *, stdio: tuple[int, int] | None = None) -> int:
-    """Serve LSP on this process's stdio until `exit`, stdin EOF, SIGTERM or SIGHUP. Returns the exit
-    status: 0, or 1 for an `exit` without `shutdown` (as the LSP specification asks)."""
+    """Serve LSP on this process's stdio until `exit`, stdin EOF, SIGTERM, SIGHUP or the editor stops
+    reading our output (SIGINT cancels the running prompt). Returns the exit status: 0, or 1 for an
+    `exit` without `shutdown` (as the LSP specification asks)."""
     if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
         # pygls logs every frame at INFO; that belongs to --log-level debug only.
         logging.getLogger("pygls").setLevel(logging.WARNING)
@@ -491,6 +494,12 @@ async def serve_lsp(make_manager: ManagerFactory, *, stdio: tuple[int, int] | No
         # An editor that gives up on us (or a closed terminal) must not orphan the tools' process
         # groups: stop as on EOF, so the same cleanup runs.
         loop.add_signal_handler(signum, reader.stop)
+
+    def interrupt() -> None:
+        if server.face is not None:
+            cancel_on_interrupt(server.face.manager)
+
+    loop.add_signal_handler(signal.SIGINT, interrupt)
     try:
         await run_async(
             stop_event=threading.Event(),
@@ -508,7 +517,7 @@ async def serve_lsp(make_manager: ManagerFactory, *, stdio: tuple[int, int] | No
             await server.face.close("the editor closed the connection")
         transport.close()
         await writer.aclose()
-        for signum in (signal.SIGTERM, signal.SIGHUP):
+        for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
             loop.remove_signal_handler(signum)
         try:
             # The pipe transport made stdin non-blocking; a terminal shared with a shell must not stay so.

@@ -11,9 +11,9 @@ Must not: import httpx on the offline path. The openai module loads only when as
 from __future__ import annotations
 
 import logging
-import os
 from typing import TYPE_CHECKING, Any
 
+from acp_bridge.credentials import api_key_from_environment
 from acp_bridge.models.base import (
     AssistantMessage,
     JsonObject,
@@ -95,7 +95,8 @@ def load_backend(spec: str, *, base_url: str | None = None, api_key: str | None 
 
     `scripted` → the demo script; `scripted:PATH` → that script file; `openai:MODEL` → an
     OpenAI-compatible endpoint at `base_url` (default DeepSeek's) with `api_key`, or else the first
-    non-empty of ACP_BRIDGE_API_KEY, DEEPSEEK_API_KEY, OPENAI_API_KEY. `base_url` is ignored (with a
+    non-empty of ACP_BRIDGE_API_KEY, DEEPSEEK_API_KEY, OPENAI_API_KEY (from the environment, or from what
+    `credentials.claim_secrets` took out of it at start-up). `base_url` is ignored (with a
     warning) for scripted models.
 
     Raises `ModelError(kind="config")` for an unknown spec, an empty model name or path, a script file that
@@ -119,7 +120,7 @@ def load_backend(spec: str, *, base_url: str | None = None, api_key: str | None 
         model = rest.strip()
         if not model:
             raise ModelError("'openai' needs a model name, e.g. 'openai:deepseek-chat'", kind="config")
-        key, source = _find_api_key(api_key, API_KEY_ENV_VARS)
+        key, source = _find_api_key(api_key)
         if key is None:
             raise ModelError(
                 f"no API key for {spec.strip()!r}: set {' or '.join(API_KEY_ENV_VARS)} (checked in that "
@@ -130,12 +131,8 @@ def load_backend(spec: str, *, base_url: str | None = None, api_key: str | None 
     raise ModelError(f"unknown model {spec!r}: expected {_SPEC_FORMS}", kind="config")
 
 
-def _find_api_key(explicit: str | None, env_vars: tuple[str, ...]) -> tuple[str | None, str | None]:
+def _find_api_key(explicit: str | None) -> tuple[str | None, str | None]:
     """The key and where it came from (an env var name, or None when passed in)."""
     if explicit:
         return explicit, None
-    for var in env_vars:
-        value = os.environ.get(var, "").strip()
-        if value:
-            return value, var
-    return None, None
+    return api_key_from_environment()

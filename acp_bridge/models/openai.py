@@ -28,6 +28,7 @@ from typing import Any, Final, assert_never
 
 import httpx
 
+from acp_bridge.credentials import API_KEY_ENV_VARS
 from acp_bridge.models.base import (
     AssistantMessage,
     ModelError,
@@ -51,8 +52,6 @@ __all__ = ["API_KEY_ENV_VARS", "DEFAULT_BASE_URL", "DEFAULT_TIMEOUT", "OpenAIBac
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL: Final = "https://api.deepseek.com"
-# Where the key is looked up, in this order (by `load_backend`; named in auth errors).
-API_KEY_ENV_VARS: Final = ("ACP_BRIDGE_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_API_KEY")
 # `read` is the longest silence tolerated between two chunks: reasoning models may think for minutes
 # before their first token (DeepSeek sends keep-alive comments meanwhile).
 DEFAULT_TIMEOUT: Final = httpx.Timeout(connect=15.0, read=300.0, write=30.0, pool=15.0)

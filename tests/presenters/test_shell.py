@@ -16,7 +16,9 @@ import psutil  # type: ignore[import-untyped]
 import pytest
 
 from presenters import shell
-from presenters.shell import GROUP_RESCAN_S, HEAD_BYTES, KILL_GRACE_S, TAIL_BYTES, _GroupWatch
+from presenters.process_tree import KILL_GRACE_S, ProcessWatch, all_processes
+from presenters.process_tree import RESCAN_S as GROUP_RESCAN_S
+from presenters.shell import HEAD_BYTES, TAIL_BYTES
 from registry_core import CancelController, TerminalCallView, TerminalOutputProgress, TerminalResultView
 
 from .conftest import Session, text_of
@@ -130,14 +132,14 @@ def test_the_group_watch_finds_members_forked_after_its_first_scan() -> None:
     assert leader.stdin is not None and leader.stdout is not None
     late = None
     try:
-        watch = _GroupWatch(leader.pid)
-        assert watch.alive() and watch.members == [str(leader.pid)]
+        watch = ProcessWatch(lambda: {p.pid: p for p in all_processes() if p.pgid == leader.pid})
+        assert watch.alive() and list(watch.members) == [leader.pid]
         leader.stdin.write(b"go\n")
         leader.stdin.close()
         late = int(leader.stdout.readline())
         leader.wait()
         assert watch.alive()  # its only known member is gone: a rescan finds the late one
-        assert watch.members == [str(late)]
+        assert list(watch.members) == [late]
         os.kill(late, signal.SIGKILL)
         deadline = time.monotonic() + 5
         while watch.alive() and time.monotonic() < deadline:
