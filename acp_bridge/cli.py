@@ -1,284 +1,38 @@
-"""`acp-bridge` (and `python -m acp_bridge`): the command line.
+"""`acp-bridge` (and `python -m acp_bridge`): the command table.
 
-Subcommands are one table, `COMMANDS`: `serve` (the ACP agent on stdio) and `demo` (the built-in terminal
-client driving `serve` offline). A face adds itself with one entry (the LSP face registers `lsp` there).
-Options shared by every face that runs the core (model, policy, logging) are added by
-`add_core_arguments` and read back by `core_setup`, so `serve` and `lsp` accept the same flags.
+`COMMANDS` maps each subcommand to the functions that add its options and run it: `serve` (the ACP agent
+on stdio, `serve.py`), `demo` (the built-in terminal client driving `serve` offline, `demo.py`) and `lsp`
+(the LSP face, `lsp/command.py`). `serve` and `lsp` share the core's options (`boot.add_core_arguments`).
+No subcommand is the same as `serve`: what an editor configured for "the bridge" runs.
 
-Each entry's functions import their subcommand's modules when called, and `main` adds the options of the
-chosen subcommand only, so a run loads what that subcommand needs and nothing else (`serve` never loads
-pygls or lsprotocol: about 250 ms of its spawn → initialize time). This module imports the standard library
-and `settings` only, and no subcommand's options import a face's library or the tools. `serve` claims
-stdio (`connection.claim_stdio`) before anything else runs, so nothing printed while the tools and the
-model are set up (an `--extra-tools` module's import included) can reach the protocol. `core_setup` then
-takes the API key out of the environment before any tool can run (`credentials`) and makes the process
-the reaper of its tools' orphans (`processes`); `run_until_exit` kills what is left of them and deletes
-the scratch files on every way out.
+Each entry imports its subcommand's module only when called, and `main` adds the options of the chosen
+subcommand only, so a run loads what that subcommand needs and nothing else (`serve` never loads pygls or
+lsprotocol, about 250 ms of its spawn → initialize time; `--help` loads neither the core nor asyncio).
 
-Must not: print to stdout in `serve` (stdout is the protocol), or import the model's HTTP client unless an
-`openai:` model is asked for (spawn → initialize has a 400 ms budget).
+Must not: import at module level anything but the standard library (the command table is all it is).
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import logging
-import os
 import sys
-import threading
-from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
-from .settings import DEFAULT_MAX_STEPS, MODES
-
-if TYPE_CHECKING:
-    from registry_core import ToolDefinition
-
-    from .models import ModelBackend, ModelError, StepEvent, StepRequest
-    from .sessions import CoreConfig
-    from .store import SessionStore
-
-log = logging.getLogger("acp_bridge")
-
-LOG_LEVELS = ("debug", "info", "warning", "error")
-
-
-def add_core_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of every face that runs the agent core."""
-    model = parser.add_argument_group("model")
-    model.add_argument(
-        "--model",
-        default="scripted",
-        metavar="SPEC",
-        help="'scripted' (built-in demo script, offline), 'scripted:PATH' (a script file) or 'openai:MODEL' "
-        "(an OpenAI-compatible endpoint; key from ACP_BRIDGE_API_KEY, DEEPSEEK_API_KEY or OPENAI_API_KEY). "
-        "Default: scripted",
-    )
-    model.add_argument(
-        "--base-url", default=None, help="OpenAI-compatible API base URL (default: DeepSeek's)"
-    )
-    model.add_argument(
-        "--max-steps",
-        type=int,
-        default=DEFAULT_MAX_STEPS,
-        metavar="N",
-        help="model responses per prompt before it stops with max_turn_requests "
-        f"(default {DEFAULT_MAX_STEPS})",
-    )
-    model.add_argument(
-        "--context-window",
-        type=int,
-        default=None,
-        metavar="N",
-        help="the model's context window in tokens; when given, each step's token usage is reported to "
-        "the editor as a usage_update (default: unknown, nothing reported)",
-    )
-    policy = parser.add_argument_group("permission policy")
-    policy.add_argument(
-        "--mode",
-        choices=list(MODES),
-        default="default",
-        help="initial permission mode of each session "
-        "(default: ask before edits, writes, commands and fetches)",
-    )
-    policy.add_argument(
-        "--allow-tool", action="append", default=[], metavar="TOOL", help="run TOOL without asking"
-    )
-    policy.add_argument(
-        "--ask-tool", action="append", default=[], metavar="TOOL", help="always ask before TOOL"
-    )
-    policy.add_argument("--deny-tool", action="append", default=[], metavar="TOOL", help="never run TOOL")
-    policy.add_argument(
-        "--allow-private-network",
-        action="store_true",
-        help="let web_fetch connect to loopback, private and link-local addresses (refused by default, "
-        "after DNS resolution and on every redirect; cloud metadata addresses are always refused)",
-    )
-    other = parser.add_argument_group("diagnostics")
-    other.add_argument(
-        "--log-level", choices=LOG_LEVELS, default="warning", help="stderr log level (default warning)"
-    )
-    other.add_argument("--log-file", default=None, metavar="PATH", help="log to PATH instead of stderr")
-    other.add_argument(
-        "--state-dir",
-        default=None,
-        metavar="DIR",
-        help="keep session logs in DIR, enabling session/load and session/list (default: not kept)",
-    )
-    other.add_argument(
-        "--extra-tools",
-        action="append",
-        default=[],
-        metavar="MODULE:FUNC",
-        help="also register the tools FUNC() returns (a list of ToolDefinition); for tests and extensions",
-    )
-
-
-def configure_logging(level: str, log_file: str | None) -> None:
-    handler: logging.Handler = (
-        logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
-    )
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(getattr(logging, level.upper()))
-
-
-class FailedBackend:
-    """Stands in for a model that could not be configured: every prompt fails with that error, so the editor
-    shows it where the user looks (the prompt's error), not only in a log."""
-
-    def __init__(self, error: ModelError) -> None:
-        self.error = error
-
-    @property
-    def name(self) -> str:
-        return "unavailable"
-
-    async def stream_step(self, request: StepRequest) -> AsyncIterator[StepEvent]:
-        raise self.error
-        yield  # pragma: no cover - makes this an async generator
-
-    async def aclose(self) -> None:
-        return None
-
-
-def load_model(spec: str, base_url: str | None) -> ModelBackend:
-    from .models import ModelError, load_backend
-
-    try:
-        return load_backend(spec, base_url=base_url)
-    except ModelError as exc:
-        log.error("model %r is not usable: %s", spec, exc.message)
-        # A missing key is an authentication problem from the editor's point of view.
-        kind = "auth" if "API key" in exc.message else exc.kind
-        return FailedBackend(ModelError(exc.message, kind=kind, status=exc.status))
-
-
-def load_tools(extra: Sequence[str], *, allow_private_network: bool = False) -> list[ToolDefinition]:
-    """The built-in tools, then every `MODULE:FUNC` extra. Raises SystemExit with a message for a bad spec."""
-    tools: list[ToolDefinition] = []
-    try:
-        from presenters import build_tools
-    except ImportError as exc:
-        log.warning("built-in tools unavailable (%s)", exc)
-    else:
-        tools.extend(build_tools(allow_private_network=allow_private_network))
-    for spec in extra:
-        module_name, _, func_name = spec.partition(":")
-        try:
-            func: Callable[[], Sequence[ToolDefinition]] = getattr(
-                importlib.import_module(module_name), func_name
-            )
-            tools.extend(func())
-        except (ImportError, AttributeError, TypeError, ValueError) as exc:
-            raise SystemExit(f"acp-bridge: --extra-tools {spec!r}: {exc}") from exc
-    return tools
-
-
-@dataclass(frozen=True, slots=True)
-class CoreSetup:
-    backend: ModelBackend
-    tools: list[ToolDefinition]
-    config: CoreConfig
-    store: SessionStore | None
-
-
-def core_setup(args: argparse.Namespace) -> CoreSetup:
-    """Logging, the process's own hygiene (secrets out of the environment, orphans adopted), then model,
-    tools and policy from the parsed core arguments."""
-    from .credentials import claim_secrets
-    from .permissions import PolicyConfig
-    from .processes import become_subreaper
-    from .sessions import CoreConfig
-    from .store import SessionStore
-
-    configure_logging(args.log_level, args.log_file)
-    # Before any tool can run: the key is read once (kept for the model) and no child inherits it.
-    claim_secrets()
-    become_subreaper()
-    if args.max_steps < 1:
-        raise SystemExit("acp-bridge: --max-steps must be at least 1")
-    if args.context_window is not None and args.context_window < 1:
-        raise SystemExit("acp-bridge: --context-window must be at least 1")
-    policy = PolicyConfig(
-        mode=MODES[args.mode].id,
-        allow_tools=frozenset(args.allow_tool),
-        ask_tools=frozenset(args.ask_tool),
-        deny_tools=frozenset(args.deny_tool),
-    )
-    return CoreSetup(
-        backend=load_model(args.model, args.base_url),
-        tools=load_tools(args.extra_tools, allow_private_network=args.allow_private_network),
-        config=CoreConfig(max_steps=args.max_steps, policy=policy, context_window=args.context_window),
-        store=SessionStore(args.state_dir) if args.state_dir else None,
-    )
-
-
-def run_until_exit(main: Coroutine[Any, Any, int]) -> int:
-    """Run a face's main coroutine, then exit promptly even if something refuses to stop.
-
-    `asyncio.run` would wait for every task (a tool that swallows cancellation) and the interpreter for
-    every worker thread (a blocking read); an editor closing our stdin must see us gone within 2 s. So the
-    leftover tasks get 0.3 s, and a daemon timer ends the process if the normal exit still hangs. Before
-    that, on every path (the face returned or raised), the tools' leftover processes are killed and the
-    scratch files deleted (`processes.release_all`).
-    """
-    import asyncio
-
-    from .processes import release_all
-
-    loop = asyncio.new_event_loop()
-    code = 1
-    try:
-        code = loop.run_until_complete(main)
-    finally:
-        try:
-            leftovers = [t for t in asyncio.all_tasks(loop) if not t.done()]
-            for task in leftovers:
-                task.cancel()
-            if leftovers:
-                loop.run_until_complete(asyncio.wait(leftovers, timeout=0.3))
-            loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.close()
-        finally:
-            release_all()
-            _exit_soon(code)
-    return code
-
-
-def _exit_soon(code: int, after: float = 0.3) -> None:
-    def force() -> None:
-        logging.shutdown()
-        os._exit(code)
-
-    timer = threading.Timer(after, force)
-    timer.daemon = True
-    timer.start()
-
-
-def _run_serve(args: argparse.Namespace) -> int:
-    from .connection import claim_stdio, serve_stdio
-    from .sessions import SessionManager
-
-    # First: whatever the setup prints (an --extra-tools module at import, a model library) goes to
-    # stderr, never into the protocol stream.
-    stdio = claim_stdio()
-    setup = core_setup(args)
-    store = setup.store
-    return run_until_exit(
-        serve_stdio(
-            lambda channel: SessionManager(channel, setup.backend, setup.tools, setup.config, recorder=store),
-            store=store,
-            stdio=stdio,
-        )
-    )
+# Every function below imports its subcommand's module when called: building the parser and `--help`
+# must not pay for the core, the faces or the demo.
 
 
 def _add_serve(parser: argparse.ArgumentParser) -> None:
+    from .boot import add_core_arguments
+
     add_core_arguments(parser)
+
+
+def _run_serve(args: argparse.Namespace) -> int:
+    from .serve import run
+
+    return run(args)
 
 
 def _add_demo(parser: argparse.ArgumentParser) -> None:
@@ -305,8 +59,7 @@ def _run_lsp(args: argparse.Namespace) -> int:
     return run(args)
 
 
-@dataclass(frozen=True, slots=True)
-class Command:
+class Command(NamedTuple):
     help: str
     add_arguments: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]

@@ -1,4 +1,4 @@
-"""The ACP face: agent methods over newline-delimited JSON-RPC on stdio, onto the session core.
+"""The ACP face: the agent's methods, over the JSON-RPC peer (`jsonrpc`), onto the session core.
 
 `AcpAgent` is the method table (initialize, authenticate, session/new, session/prompt, session/cancel,
 session/close, session/set_mode, session/set_config_option, and session/load + session/list when a store
@@ -7,36 +7,28 @@ succeeded every other request is refused (-32600, as the ACP TypeScript SDK's ag
 request that is not `initialize`, `src/protocol-router.ts`) and every notification is ignored (logged):
 the client's capabilities are not known before it, and a session made without them would use the wrong
 file access. `AcpChannel` is the core's `ClientChannel` over the same JSON-RPC peer (session/update,
-session/request_permission, fs/*).
-`claim_stdio` claims the process's stdio: the protocol moves to private descriptors, fd 0 becomes
-/dev/null and fd 1 becomes stderr, so neither a stray `print` nor a tool's child process can corrupt or
-steal protocol frames; the command line claims it before setting anything up and hands the descriptors
-to `serve_stdio` (which claims them itself when given none). On stdin EOF, SIGTERM, SIGHUP or the client
-closing our stdout (EPIPE) `serve_stdio` cancels everything (every process the tools started included),
-waits for it to stop and returns 0. SIGINT only cancels the running prompts (each answers `cancelled`)
-and the bridge keeps serving: clients such as acpx run us in the terminal's process group, so Ctrl+C
-reaches us along with their `session/cancel`.
+session/request_permission, fs/*). `serve.py` runs them on stdio.
 
-Must not: run tools, talk to models or build card shapes (that is turn.py and mapping.py).
+Must not: run tools, talk to models or build card shapes (that is turn.py and mapping.py); touch stdio or
+signals (that is serve.py, stdio.py and boot.py).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
-import signal
-import sys
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .channel import ClientCapabilities, PermissionOutcome, Update
 from .errors import ConnectionClosed, InvalidParams, InvalidRequest, ResourceNotFound, quoted
-from .jsonrpc import FrameWriter, JsonRpcPeer, LineReader, NotificationHandler, Reply, RequestHandler
+from .jsonrpc import JsonRpcPeer, NotificationHandler, Reply, RequestHandler
 from .permissions import MODES
 from .sessions import Session, SessionManager
-from .store import SessionStore
+
+if TYPE_CHECKING:
+    from .store import SessionStore  # only with --state-dir: a run without one never imports it
 
 log = logging.getLogger(__name__)
 
@@ -316,80 +308,3 @@ class AcpAgent:
         session_id = self._prompts.get(request_id) if isinstance(request_id, (int, str)) else None
         if session_id is not None:
             self.manager.cancel(session_id)
-
-
-def claim_stdio() -> tuple[int, int]:
-    """Move the protocol to private fds (returned: input, output); point fd 0 at /dev/null and fd 1 at
-    stderr, so neither a stray print nor a child process can touch the protocol streams. Any stdio face
-    calls this first."""
-    in_fd = os.dup(0)
-    out_fd = os.dup(1)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.close(devnull)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    return in_fd, out_fd
-
-
-async def serve_stdio(
-    make_manager: Callable[[AcpChannel], SessionManager],
-    *,
-    store: SessionStore | None = None,
-    max_line: int | None = None,
-    stdio: tuple[int, int] | None = None,
-) -> int:
-    """Serve ACP on this process's stdio until stdin closes, SIGTERM, SIGHUP or the client stops reading
-    our output. Returns the exit status: 0 in every case, since a signal is how editors and supervisors
-    ask us to stop, and the shutdown (cancel everything, stop every process the tools started) is the
-    same clean one as on EOF. SIGINT cancels the running prompts and serving goes on. `stdio`: the
-    (input, output) descriptors `claim_stdio` returned, when the caller claimed them first."""
-    in_fd, out_fd = stdio if stdio is not None else claim_stdio()
-    channel = AcpChannel()
-    manager = make_manager(channel)
-    reader = LineReader(in_fd, max_line) if max_line else LineReader(in_fd)
-    writer = FrameWriter(out_fd)
-    await reader.start()
-    await writer.start()
-    agent = AcpAgent(channel, manager, store)
-    peer = JsonRpcPeer(reader, writer, agent.requests, agent.notifications)
-    channel.bind(peer)
-    loop = asyncio.get_running_loop()
-    for signum in _STOP_SIGNALS:
-        # Dying of the signal's default action would orphan the tools' process groups (they are
-        # sessions of their own): stop reading instead, so the shutdown below runs as on EOF.
-        loop.add_signal_handler(signum, _stop_on_signal, reader, signum)
-    loop.add_signal_handler(signal.SIGINT, cancel_on_interrupt, manager)
-    try:
-        await peer.run()
-        log.info("input ended; shutting down")
-    finally:
-        for signum in (*_STOP_SIGNALS, signal.SIGINT):
-            loop.remove_signal_handler(signum)
-        await manager.shutdown()
-        # Bounded at every stage: an editor closing our stdin must see us gone within 2 s.
-        await peer.wait_handlers(0.2)
-        await writer.aclose(within=0.4)
-        if store is not None:
-            store.close()
-        try:
-            os.set_blocking(in_fd, True)
-        except OSError:
-            pass
-    return 0
-
-
-_STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
-
-
-def _stop_on_signal(reader: LineReader, signum: int) -> None:
-    log.info("%s received; shutting down", signal.Signals(signum).name)
-    reader.stop()
-
-
-def cancel_on_interrupt(manager: SessionManager) -> None:
-    """SIGINT: cancel every running prompt, as `session/cancel` would (each answers `cancelled`, its
-    commands are stopped), and keep serving. The LSP face does the same."""
-    log.info("SIGINT received; cancelling the running prompts")
-    for session in list(manager.sessions.values()):
-        session.cancel()

@@ -1,4 +1,5 @@
-"""Newline-delimited JSON-RPC 2.0 over a pair of file descriptors: framing, envelope checks, dispatch.
+"""JSON-RPC 2.0 over the stdio frames (`stdio.LineReader` in, `stdio.FrameWriter` out): envelope checks,
+dispatch, and our own requests.
 
 Why not the ACP SDK's `Connection`: `import acp` costs about 450 ms (its generated schema builds ~300 pydantic
 models at import), measured on the 2-core CI machine, and the target is `initialize` answered within 400 ms
@@ -6,18 +7,16 @@ of spawn. The SDK also skips unparsable lines silently instead of answering -327
 this thin layer (the wire shapes still come from the protocol: the tests validate every frame we emit
 against the SDK's schema, and drive us with the SDK's client).
 
-What it does: reads lines of up to `max_line` bytes (default 64 MiB; longer ones are discarded with an
-error), answers -32700 for unparsable JSON and -32600 for batches, non-objects and malformed envelopes (all
-with `id: null` unless an id could be read), runs each incoming request and notification as its own task
-(so a long `session/prompt` never blocks `session/cancel`), and correlates responses to our own requests.
+What it does: answers -32600 for a line over the reader's size limit, -32700 for unparsable JSON and
+-32600 for batches, non-objects and malformed envelopes (all with `id: null` unless an id could be read),
+runs each incoming request and notification as its own task (so a long `session/prompt` never blocks
+`session/cancel`), and correlates responses to our own requests.
 Ids: an id is echoed as is (JSON-RPC requires it) when it is a string or integer of at most `MAX_ID_CHARS`
 characters; a longer one is refused with `id: null`. A request reusing the id of one still in flight is
 refused (-32600) and the first keeps running, so `$/cancel_request` still finds it. Error answers quote
 at most a few hundred characters of what the request carried (`errors.error_obj`).
-One `FrameWriter` owns the output fd: frames leave in the order `send` (or `send_bytes`, for a face that
-frames its own bytes) was called.
 
-Must not: know any ACP method or session semantics; print; write anything but frames to the output fd.
+Must not: know any ACP method or session semantics; print; write to the output but through the writer.
 """
 
 from __future__ import annotations
@@ -26,8 +25,6 @@ import asyncio
 import itertools
 import json
 import logging
-import os
-from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -45,14 +42,10 @@ from .errors import (
     error_obj,
     quoted,
 )
+from .stdio import FrameWriter, LineReader
 
 log = logging.getLogger(__name__)
 
-DEFAULT_MAX_LINE = 64 * 1024 * 1024
-_READ_CHUNK = 256 * 1024
-# Above this many queued bytes `drain()` waits for the client to read (the transport's high-water mark).
-_HIGH_WATER = 4 * 1024 * 1024
-_LOW_WATER = 1024 * 1024
 # The longest request id echoed back (in characters of its JSON text): far above any real client's (SDKs
 # count up from 0; a UUID has 36), far below an id sent to make every answer to it huge.
 MAX_ID_CHARS = 256
@@ -69,254 +62,6 @@ class Reply:
 
     result: Any
     then: Callable[[], None] | None = None
-
-
-def _dumps(message: Mapping[str, Any]) -> bytes:
-    # `default=str` so an exotic value in an error's data can never kill the writer; "replace" because a
-    # lone surrogate (from undecodable tool output) is not encodable as UTF-8.
-    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), default=str)
-    return text.encode("utf-8", "replace") + b"\n"
-
-
-class _WriteProtocol(asyncio.BaseProtocol):
-    def __init__(self, on_lost: Callable[[], None]) -> None:
-        self.paused = False
-        self.closed = False
-        self.lost = asyncio.Event()
-        self._on_lost = on_lost
-        self._waiters: list[asyncio.Future[None]] = []
-
-    def pause_writing(self) -> None:
-        self.paused = True
-
-    def resume_writing(self) -> None:
-        self.paused = False
-        self._wake()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.closed = True
-        self.lost.set()
-        self._wake()
-        # Also when the reader closed its end while we were idle (asyncio watches a pipe's write end
-        # for that): nobody reads our frames any more.
-        self._on_lost()
-
-    def _wake(self) -> None:
-        waiters, self._waiters = self._waiters, []
-        for waiter in waiters:
-            if not waiter.done():
-                waiter.set_result(None)
-
-    async def wait_writable(self) -> None:
-        if not self.paused or self.closed:
-            return
-        waiter = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
-        await waiter
-
-
-class FrameWriter:
-    """The one writer of the output fd. `send` is synchronous; frames leave in call order.
-
-    Frames sent within one event-loop iteration are written together (one system call instead of one
-    per frame: a step of 200 calls produces 400 updates in a burst), at the end of that iteration.
-    """
-
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
-        self._transport: asyncio.WriteTransport | None = None
-        self._protocol: _WriteProtocol | None = None
-        self._closed = False
-        self._batch: list[bytes] = []
-        self._batch_size = 0
-        self.on_lost: Callable[[], None] | None = None
-
-    async def start(self) -> None:
-        loop = asyncio.get_running_loop()
-        # Wrapping an already-open fd never blocks; the transport owns the wrapper from here.
-        pipe = open(self._fd, "wb", buffering=0, closefd=False)  # noqa: SIM115, ASYNC230
-        try:
-            transport, protocol = await loop.connect_write_pipe(lambda: _WriteProtocol(self._lost), pipe)
-        except ValueError:
-            # A regular file (e.g. `serve > log`): no pipe transport exists for it; write synchronously.
-            pipe.close()
-            log.debug("output fd %d is not a pipe; writing synchronously", self._fd)
-            return
-        transport.set_write_buffer_limits(high=_HIGH_WATER, low=_LOW_WATER)
-        self._transport = transport
-        self._protocol = protocol
-
-    @property
-    def closed(self) -> bool:
-        return self._closed or (self._protocol is not None and self._protocol.closed)
-
-    def send(self, message: Mapping[str, Any]) -> None:
-        if self.closed:
-            return
-        self.send_bytes(_dumps(message))
-
-    def send_bytes(self, data: bytes) -> None:
-        """Queue one already-encoded frame, for a face with its own framing (LSP's Content-Length
-        headers). It leaves in call order with every other frame; dropped once the output is closed."""
-        if self.closed or not data:
-            return
-        if self._transport is None:
-            self._write_sync(data)
-            return
-        if not self._batch:
-            asyncio.get_running_loop().call_soon(self._flush)
-        self._batch.append(data)
-        self._batch_size += len(data)
-
-    def _flush(self) -> None:
-        if not self._batch:
-            return
-        data = b"".join(self._batch)
-        self._batch.clear()
-        self._batch_size = 0
-        if self.closed or self._transport is None:
-            return
-        try:
-            self._transport.write(data)
-        except (OSError, RuntimeError) as exc:
-            log.warning("client output closed: %s", exc)
-            self._lost()
-
-    def _write_sync(self, data: bytes) -> None:
-        view = memoryview(data)
-        try:
-            while view:
-                written = os.write(self._fd, view)
-                view = view[written:]
-        except OSError as exc:
-            log.warning("client output closed: %s", exc)
-            self._lost()
-
-    def _lost(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        if self.on_lost is not None:
-            self.on_lost()
-
-    def backlog(self) -> int:
-        queued = self._transport.get_write_buffer_size() if self._transport is not None else 0
-        return queued + self._batch_size
-
-    async def drain(self) -> None:
-        if self._protocol is not None and not self.closed:
-            if self._batch_size > _HIGH_WATER:
-                self._flush()
-            await self._protocol.wait_writable()
-
-    def close(self) -> None:
-        """Stop accepting frames; the output closes once what is queued has been written (no waiting)."""
-        self._flush()
-        self._closed = True
-        if self._transport is not None:
-            self._transport.close()
-
-    async def aclose(self, within: float = 1.0) -> None:
-        """`close`, then wait (at most `within` s) until what is queued has been written."""
-        self.close()
-        if self._protocol is None:
-            return
-        try:
-            await asyncio.wait_for(self._protocol.lost.wait(), within)
-        except TimeoutError:
-            log.warning("the client did not read our last frames in time")
-
-
-class LineReader:
-    """Reads newline-terminated frames from an fd; a line over `max_line` bytes becomes `TOO_LONG`."""
-
-    TOO_LONG = b"\x00too-long"
-
-    def __init__(self, fd: int, max_line: int = DEFAULT_MAX_LINE) -> None:
-        self._fd = fd
-        self._max = max_line
-        self._reader: asyncio.StreamReader | None = None
-        self._transport: asyncio.ReadTransport | None = None
-        self._buffer = bytearray()
-        self._discarding = False
-        self._eof = False
-        self._pending: deque[bytes] = deque()
-        self._stopped = False
-
-    async def start(self) -> None:
-        loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=_READ_CHUNK, loop=loop)
-        # Wrapping an already-open fd never blocks; the transport owns the wrapper from here.
-        pipe = open(self._fd, "rb", buffering=0, closefd=False)  # noqa: SIM115, ASYNC230
-        try:
-            transport, _ = await loop.connect_read_pipe(
-                lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe
-            )
-        except ValueError:
-            # A regular file as input: read it in a worker thread instead.
-            pipe.close()
-            self._reader = None
-            return
-        self._reader = reader
-        self._transport = transport
-
-    def stop(self) -> None:
-        """End reading as at EOF (e.g. on SIGTERM): `next_line` returns None from now on, a pending call
-        included; frames read but not yet returned are dropped. (Only the pipe read can be waiting
-        indefinitely; a regular file's read in the worker thread returns at once.)"""
-        self._stopped = True
-        self._pending.clear()
-        if self._transport is not None:
-            # Closing (not just feeding EOF) so data arriving later is never fed to the ended reader.
-            self._transport.close()
-
-    async def _read_chunk(self) -> bytes:
-        if self._reader is not None:
-            return await self._reader.read(_READ_CHUNK)
-        return await asyncio.to_thread(os.read, self._fd, _READ_CHUNK)
-
-    async def next_line(self) -> bytes | None:
-        """The next frame without its newline (`TOO_LONG` for an oversized one), or None at EOF (or
-        after `stop`)."""
-        while True:
-            if self._stopped:
-                return None
-            if self._pending:
-                return self._pending.popleft()
-            if self._eof:
-                return None
-            chunk = await self._read_chunk()
-            if not chunk:
-                self._eof = True
-                if self._buffer and not self._discarding:
-                    # A last frame without a trailing newline still counts.
-                    self._pending.append(bytes(self._buffer))
-                self._buffer.clear()
-                continue
-            self._split(chunk)
-
-    def _split(self, chunk: bytes) -> None:
-        start = 0
-        while True:
-            end = chunk.find(b"\n", start)
-            if end < 0:
-                if not self._discarding:
-                    self._buffer += chunk[start:]
-                    if len(self._buffer) > self._max:
-                        self._buffer.clear()
-                        self._discarding = True
-                        self._pending.append(self.TOO_LONG)
-                return
-            if self._discarding:
-                self._discarding = False
-            else:
-                self._buffer += chunk[start:end]
-                if len(self._buffer) > self._max:
-                    self._pending.append(self.TOO_LONG)
-                else:
-                    self._pending.append(bytes(self._buffer))
-                self._buffer.clear()
-            start = end + 1
 
 
 def _error(id_: Any, code: int, message: str, data: Any = None) -> dict[str, Any]:

@@ -4,8 +4,9 @@
 runs the same thing directly. The editor may pick the model in `initializationOptions.model`; it replaces
 the `--model` default for that connection. With `--state-dir`, sessions are logged as for `serve`.
 
-Must not: print to stdout (it is the protocol), or import the core, pygls or lsprotocol at module level:
-`acp_bridge.cli` imports this module to build its parser, and `serve` must not pay for the LSP face.
+Must not: print to stdout (it is the protocol); import the ACP face (`connection`, `serve`) or the
+command table (`cli`): what both faces share to start is `boot` and `stdio`; or import the core, pygls
+or lsprotocol at module level: the command line imports this module to build the `lsp` parser.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import argparse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..cli import add_core_arguments, core_setup, load_model, run_until_exit
+from ..boot import add_core_arguments, claim_and_set_up, load_model, run_until_exit
 
 if TYPE_CHECKING:
     from ..sessions import SessionManager
@@ -29,15 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # The core and pygls are imported only when the server really runs.
-    from ..connection import claim_stdio
+    # The core and pygls are imported only when the server really runs (not to build the parser).
     from ..sessions import SessionManager
     from .server import serve_lsp
 
-    # Claim stdio before setup imports tools or models: a print at import time must not reach the
-    # protocol stream.
-    stdio = claim_stdio()
-    setup = core_setup(args)
+    stdio, setup = claim_and_set_up(args)
 
     def make_manager(channel: LspChannel, options: LspOptions) -> SessionManager:
         backend = setup.backend

@@ -25,7 +25,6 @@ import asyncio
 import itertools
 import logging
 import os
-import signal
 import threading
 from collections.abc import Callable, Generator
 from typing import Any, Literal
@@ -44,10 +43,10 @@ from pygls.protocol.language_server import lsp_method
 from pygls.uris import from_fs_path, to_fs_path
 
 from .. import __version__
-from ..connection import cancel_on_interrupt, claim_stdio
+from ..boot import cancel_running_prompts, handling_signals
 from ..errors import BridgeError, ConnectionClosed, RemoteError
-from ..jsonrpc import FrameWriter
 from ..sessions import Session, SessionManager
+from ..stdio import READ_CHUNK, FrameWriter, Stdio, claim_stdio
 from .channel import LspChannel, OpenDocument
 from .options import EditorFeatures, LspOptions, session_cwd
 
@@ -66,7 +65,7 @@ _OUR_IDS = "acp-bridge-"  # the id prefix of the requests we send to the editor
 
 
 class _BytesWriter(FrameWriter):
-    """The core's non-blocking pipe writer (order, backlog, drain, close), fed pygls' framed bytes
+    """The one non-blocking stdio writer (order, backlog, drain, close), fed pygls' framed bytes
     (pygls' writer interface is `write` and `close`; `close` is the base class's)."""
 
     def write(self, data: bytes) -> None:
@@ -110,7 +109,7 @@ class _StdinReader:
 
     def _pump(self, loop: asyncio.AbstractEventLoop) -> None:
         try:
-            while chunk := os.read(self._fd, 256 * 1024):
+            while chunk := os.read(self._fd, READ_CHUNK):
                 loop.call_soon_threadsafe(self.feed, chunk)
         except OSError as exc:
             log.warning("reading stdin failed: %s", exc)
@@ -472,7 +471,7 @@ def build_server(make_manager: ManagerFactory) -> BridgeServer:
     return server
 
 
-async def serve_lsp(make_manager: ManagerFactory, *, stdio: tuple[int, int] | None = None) -> int:
+async def serve_lsp(make_manager: ManagerFactory, *, stdio: Stdio | None = None) -> int:
     """Serve LSP on this process's stdio until `exit`, stdin EOF, SIGTERM, SIGHUP or the editor stops
     reading our output (SIGINT cancels the running prompt). Returns the exit status: 0, or 1 for an
     `exit` without `shutdown` (as the LSP specification asks)."""
@@ -489,36 +488,32 @@ async def serve_lsp(make_manager: ManagerFactory, *, stdio: tuple[int, int] | No
     server.transport = transport = _PyglsTransport(server.protocol, writer)
     server.stop_reading = reader.stop
     writer.on_lost = reader.stop  # nobody reads our answers any more: stop as on EOF
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        # An editor that gives up on us (or a closed terminal) must not orphan the tools' process
-        # groups: stop as on EOF, so the same cleanup runs.
-        loop.add_signal_handler(signum, reader.stop)
 
     def interrupt() -> None:
         if server.face is not None:
-            cancel_on_interrupt(server.face.manager)
+            cancel_running_prompts(server.face.manager)
 
-    loop.add_signal_handler(signal.SIGINT, interrupt)
     try:
-        await run_async(
-            stop_event=threading.Event(),
-            reader=reader,
-            protocol=server.protocol,
-            logger=log,
-            error_handler=server.report_server_error,
-        )
-        log.info("the editor closed the connection" if server.exit_code is None else "exit received")
+        # An editor that gives up on us (or a closed terminal) stops us as EOF does: the same cleanup runs.
+        with handling_signals(stop=reader.stop, interrupt=interrupt):
+            try:
+                await run_async(
+                    stop_event=threading.Event(),
+                    reader=reader,
+                    protocol=server.protocol,
+                    logger=log,
+                    error_handler=server.report_server_error,
+                )
+                log.info("the editor closed the connection" if server.exit_code is None else "exit received")
+            finally:
+                if server.face is not None:
+                    await server.face.close("the editor closed the connection")
+                await _answer_received(server.protocol, within=0.5)
+                if server.face is not None:  # an `initialize` that was still being handled at EOF
+                    await server.face.close("the editor closed the connection")
+                transport.close()
+                await writer.aclose()
     finally:
-        if server.face is not None:
-            await server.face.close("the editor closed the connection")
-        await _answer_received(server.protocol, within=0.5)
-        if server.face is not None:  # an `initialize` that was still being handled at EOF
-            await server.face.close("the editor closed the connection")
-        transport.close()
-        await writer.aclose()
-        for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-            loop.remove_signal_handler(signum)
         try:
             # The pipe transport made stdin non-blocking; a terminal shared with a shell must not stay so.
             os.set_blocking(in_fd, True)

@@ -4,7 +4,10 @@
   mapping, the model backends) imports no transport, no face and no ACP SDK, so the ACP face and the LSP
   face share it unchanged; and only the demo (a client) uses the SDK;
 - `registry_core` imports nothing from `presenters` or `acp_bridge`; `presenters` nothing from `acp_bridge`;
-- `acp_bridge.mapping` is pure: no asyncio, no I/O, no process or network module.
+- `acp_bridge.mapping` is pure: no asyncio, no I/O, no process or network module;
+- the faces' process shell: what both faces start with (`stdio`, `boot`) imports no face; the LSP face
+  imports neither the ACP face nor the command table; the ACP agent (`connection`) touches no stdio and
+  no signal; the command table (`cli`) imports only the standard library at module level.
 
 Relative imports are resolved against the importing module's package, and `from X import name` also
 counts as an import of `X.name` (it may be a module), so `from . import connection` is caught.
@@ -13,6 +16,7 @@ counts as an import of `X.name` (it may be a module), so `from . import connecti
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -40,6 +44,9 @@ FORBIDDEN_IN_CORE = (
     "acp_bridge.connection",
     "acp_bridge.lsp",
     "acp_bridge.cli",
+    "acp_bridge.serve",
+    "acp_bridge.stdio",
+    "acp_bridge.boot",
     "acp_bridge.demo",
     "acp_bridge.demo_render",
     "pygls",
@@ -171,3 +178,110 @@ def test_each_check_sees_a_violation(where: str, source: str, forbidden: tuple[s
     """The checks above would fail on these imports (so none of them passes vacuously)."""
     names = imports_of(REPO / where, source)
     assert any(name == f or name.startswith(f + ".") for name in names for f in forbidden), names
+
+
+# --- the faces' process shell ---------------------------------------------------------------------------
+
+# Every face (and what only a face uses): what both faces start with must import none of them.
+FACES = (
+    "acp_bridge.connection",
+    "acp_bridge.jsonrpc",
+    "acp_bridge.serve",
+    "acp_bridge.lsp",
+    "acp_bridge.cli",
+    "acp_bridge.demo",
+    "acp_bridge.demo_render",
+    "acp",
+    "pygls",
+    "lsprotocol",
+)
+# The ACP face (its agent, its JSON-RPC peer, its serve loop) and the command table above both faces.
+ACP_FACE_AND_TABLE = ("acp_bridge.connection", "acp_bridge.jsonrpc", "acp_bridge.serve", "acp_bridge.cli")
+PROJECT = ("acp_bridge", "registry_core", "presenters")
+# What the ACP agent leaves to the process shell (`serve`, `stdio`, `boot`).
+PROCESS_SHELL = ("acp_bridge.stdio", "acp_bridge.boot", "acp_bridge.serve", "signal")
+
+
+class _WithoutFunctionBodies(ast.NodeTransformer):
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.stmt:
+        return ast.Pass()
+
+    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> ast.stmt:
+        return ast.Pass()
+
+
+def module_level_imports(path: Path, source: str | None = None) -> set[str]:
+    """`imports_of`, counting only what runs when the module is imported (not what a function imports)."""
+    tree = ast.parse(source if source is not None else path.read_text())
+    return imports_of(path, ast.unparse(_WithoutFunctionBodies().visit(tree)))
+
+
+def _outside_the_standard_library(names: set[str]) -> list[str]:
+    return sorted(name for name in names if name.split(".")[0] not in sys.stdlib_module_names)
+
+
+def test_the_lsp_face_imports_neither_the_acp_face_nor_the_command_table() -> None:
+    bad = _violations(_sources("acp_bridge.lsp"), ACP_FACE_AND_TABLE)
+    assert not bad, bad
+
+
+@pytest.mark.parametrize("module", ["stdio", "boot"])
+def test_what_both_faces_start_with_imports_no_face(module: str) -> None:
+    bad = _violations(_sources(f"acp_bridge.{module}"), FACES)
+    assert not bad, bad
+
+
+def test_the_stdio_transport_imports_nothing_of_the_project() -> None:
+    bad = _violations(_sources("acp_bridge.stdio"), PROJECT)
+    assert not bad, bad
+
+
+def test_the_acp_agent_touches_no_stdio_and_no_signal() -> None:
+    bad = _violations(_sources("acp_bridge.connection"), PROCESS_SHELL)
+    assert not bad, bad
+
+
+def test_only_the_entry_point_imports_the_command_table() -> None:
+    users = {
+        _module_name(path)
+        for path in PACKAGE.rglob("*.py")
+        if path != PACKAGE / "cli.py" and _violations([path], ("acp_bridge.cli",))
+    }
+    assert users <= {"acp_bridge.__main__"}, users
+
+
+def test_the_command_table_imports_only_the_standard_library_at_module_level() -> None:
+    """A subcommand's modules load when it is chosen, so building the parser and `--help` stay cheap."""
+    path = PACKAGE / "cli.py"
+    assert _outside_the_standard_library(module_level_imports(path)) == []
+
+
+@pytest.mark.parametrize(
+    ("where", "source", "forbidden"),
+    [
+        ("acp_bridge/lsp/server.py", "from ..connection import cancel_on_interrupt\n", ACP_FACE_AND_TABLE),
+        ("acp_bridge/lsp/server.py", "from ..jsonrpc import FrameWriter\n", ACP_FACE_AND_TABLE),
+        ("acp_bridge/lsp/command.py", "def f():\n    from ..cli import core_setup\n", ACP_FACE_AND_TABLE),
+        ("acp_bridge/boot.py", "def f():\n    from .lsp.command import run\n", FACES),
+        ("acp_bridge/stdio.py", "from .errors import ConnectionClosed\n", PROJECT),
+        ("acp_bridge/connection.py", "from .stdio import claim_stdio\n", PROCESS_SHELL),
+        ("acp_bridge/connection.py", "import signal\n", PROCESS_SHELL),
+    ],
+)
+def test_each_shell_check_sees_a_violation(where: str, source: str, forbidden: tuple[str, ...]) -> None:
+    names = imports_of(REPO / where, source)
+    assert any(name == f or name.startswith(f + ".") for name in names for f in forbidden), names
+
+
+def test_the_module_level_check_sees_a_module_level_import_and_skips_a_late_one() -> None:
+    source = (
+        "from __future__ import annotations\n"
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from .sessions import SessionManager\n"
+        "def run():\n    from .serve import run\n"
+    )
+    names = module_level_imports(PACKAGE / "cli.py", source)
+    assert _outside_the_standard_library(names) == [
+        "acp_bridge.sessions",
+        "acp_bridge.sessions.SessionManager",
+    ]

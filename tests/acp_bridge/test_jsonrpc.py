@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from acp_bridge.errors import ConnectionClosed, InvalidParams, RemoteError
-from acp_bridge.jsonrpc import FrameWriter, JsonRpcPeer, LineReader, Reply
+from acp_bridge.jsonrpc import JsonRpcPeer, Reply
+from acp_bridge.stdio import FrameWriter, LineReader
 
 
 class Pipes:

@@ -1,0 +1,320 @@
+"""What every face that runs the agent core does to start and to stop, so `serve` and `lsp` start alike.
+
+- `add_core_arguments`: the options both faces accept (model, permission policy, diagnostics).
+- `claim_and_set_up`: claims stdio first (`stdio.claim_stdio`), so nothing printed while the tools and
+  the model are set up (an `--extra-tools` module's import included) can reach the protocol; then
+  `core_setup`: logging, the API key taken out of the environment before any tool can run
+  (`credentials`), the process made the reaper of its tools' orphans (`processes`), then the model
+  (`load_model`; one that cannot be configured becomes a `FailedBackend`, so the editor sees the error
+  on the first prompt), the tools (`load_tools`), the policy, and the session store with `--state-dir`.
+- `handling_signals`: while a face serves, SIGTERM and SIGHUP end its input as at EOF (the face's one
+  clean shutdown runs), SIGINT cancels the running prompts (`cancel_running_prompts`) and serving goes on.
+- `run_until_exit`: runs the face's main coroutine; on every way out, kills what is left of the tools'
+  processes and deletes the scratch files (`processes.release_all`), and exits within a bounded time.
+
+Must not: import a face; print to stdout; import at module level more than `settings` and the standard
+library's light modules: the command line imports this module to build its parser, and `--help` must
+load neither the core nor asyncio nor logging (so those are imported inside the functions using them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import sys
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .settings import DEFAULT_MAX_STEPS, MODES
+
+if TYPE_CHECKING:
+    import argparse
+    import logging
+
+    from registry_core import ToolDefinition
+
+    from .models import ModelBackend, ModelError, StepEvent, StepRequest
+    from .sessions import CoreConfig, SessionManager
+    from .stdio import Stdio
+    from .store import SessionStore
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def _log() -> logging.Logger:
+    import logging  # here, not at module level: building the parser does not need it (see above)
+
+    return logging.getLogger("acp_bridge")
+
+
+def add_core_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of every face that runs the agent core."""
+    model = parser.add_argument_group("model")
+    model.add_argument(
+        "--model",
+        default="scripted",
+        metavar="SPEC",
+        help="'scripted' (built-in demo script, offline), 'scripted:PATH' (a script file) or 'openai:MODEL' "
+        "(an OpenAI-compatible endpoint; key from ACP_BRIDGE_API_KEY, DEEPSEEK_API_KEY or OPENAI_API_KEY). "
+        "Default: scripted",
+    )
+    model.add_argument(
+        "--base-url", default=None, help="OpenAI-compatible API base URL (default: DeepSeek's)"
+    )
+    model.add_argument(
+        "--max-steps",
+        type=int,
+        default=DEFAULT_MAX_STEPS,
+        metavar="N",
+        help="model responses per prompt before it stops with max_turn_requests "
+        f"(default {DEFAULT_MAX_STEPS})",
+    )
+    model.add_argument(
+        "--context-window",
+        type=int,
+        default=None,
+        metavar="N",
+        help="the model's context window in tokens; when given, each step's token usage is reported to "
+        "the editor as a usage_update (default: unknown, nothing reported)",
+    )
+    policy = parser.add_argument_group("permission policy")
+    policy.add_argument(
+        "--mode",
+        choices=list(MODES),
+        default="default",
+        help="initial permission mode of each session "
+        "(default: ask before edits, writes, commands and fetches)",
+    )
+    policy.add_argument(
+        "--allow-tool", action="append", default=[], metavar="TOOL", help="run TOOL without asking"
+    )
+    policy.add_argument(
+        "--ask-tool", action="append", default=[], metavar="TOOL", help="always ask before TOOL"
+    )
+    policy.add_argument("--deny-tool", action="append", default=[], metavar="TOOL", help="never run TOOL")
+    policy.add_argument(
+        "--allow-private-network",
+        action="store_true",
+        help="let web_fetch connect to loopback, private and link-local addresses (refused by default, "
+        "after DNS resolution and on every redirect; cloud metadata addresses are always refused)",
+    )
+    other = parser.add_argument_group("diagnostics")
+    other.add_argument(
+        "--log-level", choices=LOG_LEVELS, default="warning", help="stderr log level (default warning)"
+    )
+    other.add_argument("--log-file", default=None, metavar="PATH", help="log to PATH instead of stderr")
+    other.add_argument(
+        "--state-dir",
+        default=None,
+        metavar="DIR",
+        help="keep session logs in DIR, enabling session/load and session/list (default: not kept)",
+    )
+    other.add_argument(
+        "--extra-tools",
+        action="append",
+        default=[],
+        metavar="MODULE:FUNC",
+        help="also register the tools FUNC() returns (a list of ToolDefinition); for tests and extensions",
+    )
+
+
+def configure_logging(level: str, log_file: str | None) -> None:
+    import logging
+
+    handler: logging.Handler = (
+        logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(getattr(logging, level.upper()))
+
+
+class FailedBackend:
+    """Stands in for a model that could not be configured: every prompt fails with that error, so the editor
+    shows it where the user looks (the prompt's error), not only in a log."""
+
+    def __init__(self, error: ModelError) -> None:
+        self.error = error
+
+    @property
+    def name(self) -> str:
+        return "unavailable"
+
+    async def stream_step(self, request: StepRequest) -> AsyncIterator[StepEvent]:
+        raise self.error
+        yield  # pragma: no cover - makes this an async generator
+
+    async def aclose(self) -> None:
+        return None
+
+
+def load_model(spec: str, base_url: str | None) -> ModelBackend:
+    from .models import ModelError, load_backend
+
+    try:
+        return load_backend(spec, base_url=base_url)
+    except ModelError as exc:
+        _log().error("model %r is not usable: %s", spec, exc.message)
+        # A missing key is an authentication problem from the editor's point of view.
+        kind = "auth" if "API key" in exc.message else exc.kind
+        return FailedBackend(ModelError(exc.message, kind=kind, status=exc.status))
+
+
+def load_tools(extra: Sequence[str], *, allow_private_network: bool = False) -> list[ToolDefinition]:
+    """The built-in tools, then every `MODULE:FUNC` extra. Raises SystemExit with a message for a bad spec."""
+    tools: list[ToolDefinition] = []
+    try:
+        from presenters import build_tools
+    except ImportError as exc:
+        _log().warning("built-in tools unavailable (%s)", exc)
+    else:
+        tools.extend(build_tools(allow_private_network=allow_private_network))
+    for spec in extra:
+        module_name, _, func_name = spec.partition(":")
+        try:
+            func: Callable[[], Sequence[ToolDefinition]] = getattr(
+                importlib.import_module(module_name), func_name
+            )
+            tools.extend(func())
+        except (ImportError, AttributeError, TypeError, ValueError) as exc:
+            raise SystemExit(f"acp-bridge: --extra-tools {spec!r}: {exc}") from exc
+    return tools
+
+
+@dataclass(frozen=True, slots=True)
+class CoreSetup:
+    backend: ModelBackend
+    tools: list[ToolDefinition]
+    config: CoreConfig
+    store: SessionStore | None
+
+
+def core_setup(args: argparse.Namespace) -> CoreSetup:
+    """Logging, the process's own hygiene (secrets out of the environment, orphans adopted), then model,
+    tools and policy from the parsed core arguments."""
+    from .credentials import claim_secrets
+    from .permissions import PolicyConfig
+    from .processes import become_subreaper
+    from .sessions import CoreConfig
+
+    configure_logging(args.log_level, args.log_file)
+    # Before any tool can run: the key is read once (kept for the model) and no child inherits it.
+    claim_secrets()
+    become_subreaper()
+    if args.max_steps < 1:
+        raise SystemExit("acp-bridge: --max-steps must be at least 1")
+    if args.context_window is not None and args.context_window < 1:
+        raise SystemExit("acp-bridge: --context-window must be at least 1")
+    policy = PolicyConfig(
+        mode=MODES[args.mode].id,
+        allow_tools=frozenset(args.allow_tool),
+        ask_tools=frozenset(args.ask_tool),
+        deny_tools=frozenset(args.deny_tool),
+    )
+    return CoreSetup(
+        backend=load_model(args.model, args.base_url),
+        tools=load_tools(args.extra_tools, allow_private_network=args.allow_private_network),
+        config=CoreConfig(max_steps=args.max_steps, policy=policy, context_window=args.context_window),
+        store=_open_store(args.state_dir),
+    )
+
+
+def _open_store(state_dir: str | None) -> SessionStore | None:
+    if not state_dir:
+        return None
+    from .store import SessionStore  # only with --state-dir: a run without one never imports it
+
+    return SessionStore(state_dir)
+
+
+def claim_and_set_up(args: argparse.Namespace) -> tuple[Stdio, CoreSetup]:
+    """What a face's command does first: claim stdio, then `core_setup`. In this order: whatever the
+    set-up prints (an --extra-tools module at import, a model library) goes to stderr, never into the
+    protocol stream."""
+    from .stdio import claim_stdio  # here: importing it loads asyncio, which the parser does not need
+
+    stdio = claim_stdio()
+    return stdio, core_setup(args)
+
+
+def cancel_running_prompts(manager: SessionManager) -> None:
+    """SIGINT: cancel every running prompt, as `session/cancel` would (each answers `cancelled`, its
+    commands are stopped), and keep serving: clients such as acpx run us in the terminal's process group,
+    so Ctrl+C reaches us along with their own cancel."""
+    _log().info("SIGINT received; cancelling the running prompts")
+    for session in list(manager.sessions.values()):
+        session.cancel()
+
+
+@contextlib.contextmanager
+def handling_signals(*, stop: Callable[[], None], interrupt: Callable[[], None]) -> Iterator[None]:
+    """While inside (on the running event loop): SIGTERM and SIGHUP call `stop`, which ends the face's
+    input as at EOF, so the face's one shutdown runs (dying of the signal's default action would orphan
+    the tools' process groups, which are sessions of their own); SIGINT calls `interrupt`. The default
+    handling comes back on leaving."""
+    import asyncio
+    import signal
+
+    stop_signals = (signal.SIGTERM, signal.SIGHUP)
+
+    def stopping(signum: int) -> None:
+        _log().info("%s received; shutting down", signal.Signals(signum).name)
+        stop()
+
+    loop = asyncio.get_running_loop()
+    for signum in stop_signals:
+        loop.add_signal_handler(signum, stopping, signum)
+    loop.add_signal_handler(signal.SIGINT, interrupt)
+    try:
+        yield
+    finally:
+        for signum in (*stop_signals, signal.SIGINT):
+            loop.remove_signal_handler(signum)
+
+
+def run_until_exit(main: Coroutine[Any, Any, int]) -> int:
+    """Run a face's main coroutine, then exit promptly even if something refuses to stop.
+
+    `asyncio.run` would wait for every task (a tool that swallows cancellation) and the interpreter for
+    every worker thread (a blocking read); an editor closing our stdin must see us gone within 2 s. So the
+    leftover tasks get 0.3 s, and a daemon timer ends the process if the normal exit still hangs. Before
+    that, on every path (the face returned or raised), the tools' leftover processes are killed and the
+    scratch files deleted (`processes.release_all`).
+    """
+    import asyncio
+
+    from .processes import release_all
+
+    loop = asyncio.new_event_loop()
+    code = 1
+    try:
+        code = loop.run_until_complete(main)
+    finally:
+        try:
+            leftovers = [t for t in asyncio.all_tasks(loop) if not t.done()]
+            for task in leftovers:
+                task.cancel()
+            if leftovers:
+                loop.run_until_complete(asyncio.wait(leftovers, timeout=0.3))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+        finally:
+            release_all()
+            _exit_soon(code)
+    return code
+
+
+def _exit_soon(code: int, after: float = 0.3) -> None:
+    import logging
+    import threading
+
+    def force() -> None:
+        logging.shutdown()
+        os._exit(code)
+
+    timer = threading.Timer(after, force)
+    timer.daemon = True
+    timer.start()
