@@ -9,7 +9,8 @@ import included) and hands the descriptors to its server.
 message, newline-terminated) or `send_bytes` (a frame the face encoded itself, such as LSP's
 Content-Length framing) was called; a full pipe never blocks the event loop. `LineReader` reads
 newline-terminated frames of up to `max_line` bytes (default 64 MiB); a longer one is discarded and
-reported as `TOO_LONG`; a regular file as input is read by a thread.
+reported as `TOO_LONG`. Input the event loop cannot watch (`watchable`: a regular file, /dev/null) is
+read by a thread.
 
 Must not: import a face or the core, know JSON-RPC envelopes, or write anything but frames to the output.
 """
@@ -20,6 +21,7 @@ import asyncio
 import json
 import logging
 import os
+import stat
 import sys
 from collections import deque
 from collections.abc import Callable, Mapping
@@ -49,6 +51,14 @@ def claim_stdio() -> Stdio:
     os.dup2(2, 1)
     sys.stdout = sys.stderr
     return in_fd, out_fd
+
+
+def watchable(fd: int) -> bool:
+    """Whether the event loop can wait for input on `fd`: a pipe, a socket or a terminal. Not a regular
+    file, nor another device such as /dev/null: asyncio accepts a device, then epoll refuses it (EPERM)
+    inside a loop callback, after `connect_read_pipe` returned, and the read would wait forever."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd))
 
 
 def encode_frame(message: Mapping[str, Any]) -> bytes:
@@ -227,19 +237,15 @@ class LineReader:
         self._stopped = False
 
     async def start(self) -> None:
+        if not watchable(self._fd):
+            return  # a regular file or a device: `_read_chunk` reads it in a worker thread
         loop = asyncio.get_running_loop()
         reader = asyncio.StreamReader(limit=READ_CHUNK, loop=loop)
         # Wrapping an already-open fd never blocks; the transport owns the wrapper from here.
         pipe = open(self._fd, "rb", buffering=0, closefd=False)  # noqa: SIM115, ASYNC230
-        try:
-            transport, _ = await loop.connect_read_pipe(
-                lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe
-            )
-        except ValueError:
-            # A regular file as input: read it in a worker thread instead.
-            pipe.close()
-            self._reader = None
-            return
+        transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe
+        )
         self._reader = reader
         self._transport = transport
 

@@ -46,7 +46,7 @@ from .. import __version__
 from ..boot import cancel_running_prompts, handling_signals
 from ..errors import BridgeError, ConnectionClosed, RemoteError
 from ..sessions import Session, SessionManager
-from ..stdio import READ_CHUNK, FrameWriter, Stdio, claim_stdio
+from ..stdio import READ_CHUNK, FrameWriter, Stdio, claim_stdio, watchable
 from .channel import LspChannel, OpenDocument
 from .options import EditorFeatures, LspOptions, session_cwd
 
@@ -99,13 +99,12 @@ class _StdinReader:
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
-        pipe = open(self._fd, "rb", buffering=0, closefd=False)  # noqa: SIM115, ASYNC230 - the transport owns it
-        try:
-            self._transport, _ = await loop.connect_read_pipe(lambda: _InputProtocol(self), pipe)
-        except ValueError:
-            # Not a pipe (a regular file): a daemon thread reads it, so it never holds up the exit.
-            pipe.close()
+        if not watchable(self._fd):
+            # A regular file or a device: a daemon thread reads it, so it never holds up the exit.
             threading.Thread(target=self._pump, args=(loop,), name="acp-bridge-stdin", daemon=True).start()
+            return
+        pipe = open(self._fd, "rb", buffering=0, closefd=False)  # noqa: SIM115, ASYNC230 - the transport owns it
+        self._transport, _ = await loop.connect_read_pipe(lambda: _InputProtocol(self), pipe)
 
     def _pump(self, loop: asyncio.AbstractEventLoop) -> None:
         try:
