@@ -1,9 +1,9 @@
 """The agent loop of one prompt: model step → cards → tool batch → results → next step, until a step asks
 for no tool call (`end_turn`), the step limit (`max_turn_requests`) or a cancel (`cancelled`).
 
-Contract: every call the turn announces has one card, completed exactly once (with its result, or closed
-as stopped when the turn ends first); every call the model asked for is answered in the history, and
-logged before its card completes; the turn reaches its session only through `TurnHost`.
+Contract: each call the turn announces has one card, completed once (with its result, or closed as
+stopped when the turn ends first), and that result is logged before the card completes; every call the
+model asked for gets an answer in the history. The turn reaches its session only through `TurnHost`.
 
 Must not: know the transport (updates go through the host's `ClientChannel`), build wire shapes (only
 `acp_bridge.mapping` does), let a tool's failure end the turn (failures are data), or touch its session
