@@ -1,13 +1,13 @@
 """A session's permission choices in its log: the mode and the remembered "always" rules, so `session/load`
 restores them with the conversation.
 
-Every change the user makes (a mode switch, an "always" answer, `/forget`) appends one `permissions` event
-holding the whole state (`{"type": "permissions", "mode", "rules": [{"allow", "scope": {...}}]}`); the
-last one wins on load. A scope is written field by field and read back leniently: unknown fields are
-ignored (a log written by a newer version), missing ones take their defaults, and a rule that cannot be
-rebuilt, or whose scope today's policy would no longer offer for the same command, is dropped rather
-than restored wider than the user chose (a prefix rule such as `rm` commands, once the policy narrows
-`rm` to exact commands, is not brought back).
+Every change the user makes (a mode switch, an "always" answer, `/forget`) appends one
+`session_log.PermissionsChanged` holding the whole state (stored as `{"type": "permissions", "mode",
+"rules": [{"allow", "scope": {...}}]}`); the last one wins on load. A scope is written field by field and
+read back leniently: unknown fields are ignored (a log written by a newer version), missing ones take
+their defaults, and a rule that cannot be rebuilt, or whose scope today's policy would no longer offer
+for the same command, is dropped rather than restored wider than the user chose (a prefix rule such as
+`rm` commands, once the policy narrows `rm` to exact commands, is not brought back).
 
 Must not: change what `permissions` decides; it only stores and restores what the user chose.
 """
@@ -22,10 +22,9 @@ from dataclasses import dataclass
 from typing import Any, get_args
 
 from .permissions import MODES, ModeId, PolicyConfig, Rule, Scope, ScopeKind, SessionPermissions
+from .session_log import PermissionsChanged
 
 log = logging.getLogger(__name__)
-
-EVENT_TYPE = "permissions"
 
 
 class RecordedPermissions(SessionPermissions):
@@ -96,12 +95,13 @@ def rule_from_json(raw: object, permissions: SessionPermissions) -> Rule | None:
     return Rule(scope, raw["allow"])
 
 
+def permissions_record(permissions: SessionPermissions) -> PermissionsChanged:
+    return PermissionsChanged(permissions.mode, tuple(rule_to_json(rule) for rule in permissions.rules))
+
+
 def permissions_event(permissions: SessionPermissions) -> dict[str, Any]:
-    return {
-        "type": EVENT_TYPE,
-        "mode": permissions.mode,
-        "rules": [rule_to_json(rule) for rule in permissions.rules],
-    }
+    """`permissions_record` in its stored form."""
+    return permissions_record(permissions).to_json()
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,20 +127,20 @@ class Restored:
         return "\n".join(lines)
 
 
-def restore(permissions: SessionPermissions, event: Mapping[str, Any]) -> Restored:
-    """Apply a stored `permissions` event to a freshly made session's permissions."""
-    mode = event.get("mode")
+def restore(permissions: SessionPermissions, stored: PermissionsChanged | Mapping[str, Any]) -> Restored:
+    """Apply a logged permission state (the record, or its stored form) to a freshly made session's
+    permissions."""
+    event = stored if isinstance(stored, PermissionsChanged) else PermissionsChanged.from_json(stored)
+    mode = event.mode
     restored_mode: ModeId | None = None
     if isinstance(mode, str) and mode in MODES:
         restored_mode = MODES[mode].id
         permissions.mode = restored_mode
     elif mode is not None:
         log.warning("stored permission mode %r is unknown here; keeping %s", mode, permissions.mode)
-    raw_rules = event.get("rules")
-    raw_rules = raw_rules if isinstance(raw_rules, list) else []
     rules: list[Rule] = []
     dropped = 0
-    for raw in raw_rules:
+    for raw in event.rules:
         rule = rule_from_json(raw, permissions)
         if rule is None:
             log.warning("stored permission rule not restored: %.200r", raw)

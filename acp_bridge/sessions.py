@@ -4,12 +4,13 @@ A `SessionManager` belongs to one client connection. It owns the tool registry (
 as first pre-execute listener and approval service, the result observer that completes cards and tells the
 session's permissions a call settled), and the sessions, each strictly isolated: its own cwd and roots,
 history, scripted-turn cursor, permission mode and rules (logged on each change, so `session/load` restores
-them), and at most one prompt in flight. A prompt runs as its own task (`Turn.run`); `cancel()` fires the
-turn's signal; should the turn not stop within `CANCEL_GRACE` seconds (a tool ignoring it), the prompt
-answers `cancelled` anyway and the stuck turn is detached (muted, its cards closed), so a prompt always
-answers promptly and the session stays usable.
+them), and at most one prompt in flight. A prompt runs as its own task (`Turn.run`, the session being its
+`TurnHost`); `cancel()` fires the turn's signal; should the turn not stop within `CANCEL_GRACE` seconds (a
+tool ignoring it), the prompt answers `cancelled` anyway and the stuck turn is detached (muted, its cards
+closed), so a prompt always answers promptly and the session stays usable.
 `close()` does the same, waits for the prompt to answer, then forgets the session. `shutdown()` cancels
-everything and waits for it to stop.
+everything and waits for it to stop. A session's durable events go to its `Recorder` as `session_log`
+records; `session/load` replays them (`replay`), then restores the permission state they end with.
 
 Must not: know the transport (only `ClientChannel`), or answer for another session's prompt.
 """
@@ -24,6 +25,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import anyio
+
 from presenters.changes import COMMITS_SERVICE
 from presenters.fs_access import remove_stale_temps_soon
 from registry_core import (
@@ -32,22 +35,23 @@ from registry_core import (
     ToolExecution,
     ToolExecutionResult,
     ToolRegistry,
-    ToolResult,
-    ToolResultEvent,
     ToolScope,
 )
 
-from . import mapping
+from . import mapping, permission_log
 from .channel import ClientChannel, PermissionOutcome, Update
 from .client_fs import ClientFiles
 from .errors import AuthRequired, InternalError, InvalidParams, InvalidRequest, ResourceNotFound, quoted
 from .mapping import WireContext
 from .models import Message, ModelBackend, ModelError
-from .permission_log import RecordedPermissions, permissions_event
+from .permission_log import RecordedPermissions, permissions_record
 from .permissions import MODES, Decision, ModeId, PermissionGate, PolicyConfig, SessionPermissions
 from .processes import SessionResources
-from .replay import COMMIT_EVENT, replay
+from .prompt_blocks import prompt_text
+from .replay import replay
+from .session_log import CallCommitted, LogEvent, PermissionsChanged, SessionHeader
 from .settings import DEFAULT_MAX_STEPS as DEFAULT_MAX_STEPS
+from .system_prompt import system_prompt
 from .turn import StopReason, Turn
 
 log = logging.getLogger(__name__)
@@ -56,6 +60,10 @@ log = logging.getLogger(__name__)
 # SIGKILL after 0.5 s) before the prompt answers `cancelled` anyway and the turn is abandoned. Cancelling
 # the task a second time instead could interrupt a tool's own cleanup and leave a process behind.
 CANCEL_GRACE = 0.75
+
+# At shutdown, once a turn ignored its cancel for the grace `shutdown` gives, its task is cancelled
+# outright and gets this long to unwind.
+HARD_STOP_S = 0.2
 
 # The slash commands every session understands (handled here, without the model).
 COMMANDS: tuple[tuple[str, str, str | None], ...] = (
@@ -80,7 +88,7 @@ class CoreConfig:
 
 
 class Recorder(Protocol):
-    """Where a session's durable events go (`store.SessionStore` implements it)."""
+    """Where a session's durable events go, in their stored form (`store.SessionStore` implements it)."""
 
     def begin(self, session_id: str, cwd: str, roots: tuple[str, ...]) -> None: ...
 
@@ -91,50 +99,9 @@ class Recorder(Protocol):
         ...
 
 
-def prompt_text(blocks: object) -> str:
-    """The model-facing text of an ACP prompt: text blocks as is, resource links as textual references.
-
-    Raises InvalidParams for an empty prompt and for content this agent does not accept (image, audio,
-    embedded resources: `promptCapabilities` advertises none of them), naming the block at fault.
-    """
-    if not isinstance(blocks, list):
-        raise InvalidParams("prompt must be a list of content blocks")
-    parts: list[str] = []
-    for i, block in enumerate(blocks):
-        if not isinstance(block, Mapping):
-            raise InvalidParams(f"prompt[{i}] must be a content block object")
-        kind = block.get("type")
-        if kind == "text":
-            text = block.get("text")
-            if not isinstance(text, str):
-                raise InvalidParams(f"prompt[{i}].text must be a string")
-            parts.append(text)
-        elif kind == "resource_link":
-            uri, name = block.get("uri"), block.get("name")
-            if not isinstance(uri, str) or not uri:
-                raise InvalidParams(f"prompt[{i}].uri must be a non-empty string")
-            label = block.get("title") or name or uri
-            ref = f"[Resource: {label}]({uri})"
-            details = [str(block[k]) for k in ("description", "mimeType") if isinstance(block.get(k), str)]
-            if isinstance(block.get("size"), int):
-                details.append(f"{block['size']} bytes")
-            parts.append(ref + (f" ({'; '.join(details)})" if details else ""))
-        elif kind in ("image", "audio", "resource"):
-            what = {"image": "images", "audio": "audio", "resource": "embedded resources"}[kind]
-            raise InvalidParams(
-                f"prompt[{i}] is {quoted(kind)} content, but this agent does not accept {what} "
-                "(its promptCapabilities say so); send text, or a resource_link to the file instead"
-            )
-        else:
-            raise InvalidParams(f"prompt[{i}] has unknown content type {quoted(kind)}")
-    text = "\n\n".join(p for p in parts if p)
-    if not text.strip():
-        raise InvalidParams("the prompt is empty: send at least one non-empty text or resource_link block")
-    return text
-
-
 class Session:
-    """One conversation. Created by `SessionManager.new_session`; implements the permission `GateHost`."""
+    """One conversation. Created by `SessionManager.new_session`; the permission gate's `GateHost`, its
+    turn's `TurnHost` and its replay's `ReplayHost`."""
 
     def __init__(
         self,
@@ -210,25 +177,26 @@ class Session:
 
     # --- durable events ---------------------------------------------------------------------------
 
-    def record(self, event: Mapping[str, Any]) -> None:
+    def record(self, event: LogEvent) -> None:
         recorder = self.manager.recorder
         if recorder is not None:
-            recorder.append(self.id, event)
-
-    def record_result(self, call_id: str, name: str, result: ToolResult, note: str | None) -> None:
-        if not self.manager.recording:
-            return
-        event = ToolResultEvent(
-            call_id, name, result.content, result.is_error, result.error, result.meta
-        ).to_json()
-        if note is not None:
-            event["note"] = note
-        self.record(event)
+            recorder.append(self.id, event.to_json())
 
     def _record_permissions(self) -> None:
         """The user changed the mode or the remembered rules: log the whole state (the last one wins)."""
         if self.manager.recording:
-            self.record(permissions_event(self._permissions))
+            self.record(permissions_record(self._permissions))
+
+    def restore_permissions(self, stored: PermissionsChanged) -> None:
+        """Apply the permission state a loaded log ended with, announce the mode, and tell the user what
+        came back that a new session would not have."""
+        restored = permission_log.restore(self._permissions, stored)
+        if restored.mode is not None:
+            self.send(mapping.mode_update(restored.mode))
+        fresh_mode = self.manager.config.policy.mode
+        if restored.rules or restored.dropped or restored.mode not in (None, fresh_mode):
+            # A paragraph of its own: the client may join it to the agent's last replayed words.
+            self.send(mapping.agent_message_chunk("\n\n" + restored.note()))
 
     # --- prompts ----------------------------------------------------------------------------------
 
@@ -252,8 +220,19 @@ class Session:
             handled = self._slash_command(text)
             if handled:
                 return "end_turn"
-        turn = Turn(self)
+        turn = Turn(
+            self,
+            self.history,
+            system_prompt=system_prompt(self.cwd, self.roots),
+            turn_index=self.turn_index,
+            max_steps=self.max_steps,
+        )
         self.turn = turn
+        # The turn is a plain task, not a child of an anyio task group, on purpose: a task group cannot
+        # exit before its children end, so the prompt could not answer until the turn stopped. A turn
+        # whose tool ignores the cancel must be left behind instead (`_give_up`, then `Turn.detach`): the
+        # prompt answers `cancelled` within `CANCEL_GRACE` and the session takes the next prompt while
+        # the stuck task ends in the background. Outliving its parent is what that task is for.
         task = asyncio.ensure_future(turn.run(text))
         self._task = task
         abandon = self._abandon = asyncio.get_running_loop().create_future()
@@ -328,6 +307,29 @@ class Session:
         if task is not None:
             await asyncio.wait({task})
 
+    async def halt(self, grace: float) -> None:
+        """Stop the running turn for good (the bridge is shutting down): cancel it, wait up to `grace`
+        seconds for its task to end (abandoned or not), then cancel the task outright, which may cut a
+        tool's cleanup short, and wait `HARD_STOP_S` more."""
+        task = self._task
+        if task is None:
+            return
+        self.cancel()
+        with anyio.move_on_after(grace):
+            await asyncio.wait({task})
+        if not task.done():
+            task.cancel()
+            with anyio.move_on_after(HARD_STOP_S):
+                await asyncio.wait({task})
+
+    def on_result(self, execution: ToolExecution, result: ToolExecutionResult) -> None:
+        """A call of this session settled (nested ones too: any call may have changed what a later
+        permission decision sees on disk); a top-level one completes its card."""
+        self._permissions.settled(execution.name)
+        turn = self.turn
+        if turn is not None and execution.parent is None:
+            turn.on_result(execution, result)
+
     def set_mode(self, mode_id: str) -> None:
         if mode_id not in MODES:
             raise InvalidParams(f"unknown mode {quoted(mode_id)}; available: {', '.join(MODES)}")
@@ -385,9 +387,7 @@ class _CommitLog:
         self._session = session
 
     def committed(self, call_id: str, tool: str, summary: str, meta: Mapping[str, Any]) -> None:
-        self._session.record(
-            {"type": COMMIT_EVENT, "callId": call_id, "name": tool, "summary": summary, "meta": meta}
-        )
+        self._session.record(CallCommitted(call_id, tool, summary, meta))
 
 
 def _model_failure(exc: ModelError) -> Exception:
@@ -435,13 +435,8 @@ class SessionManager:
 
     def _observe(self, execution: ToolExecution, result: ToolExecutionResult) -> None:
         session = self.sessions.get(execution.agent.id) if execution.agent is not None else None
-        if session is None:
-            return
-        # Nested calls too: any call may have changed what a later permission decision sees on disk.
-        session.permissions.settled(execution.name)
-        turn = session.turn
-        if turn is not None and execution.parent is None:
-            turn.on_result(execution, result)
+        if session is not None:
+            session.on_result(execution, result)
 
     def new_session(self, cwd: object, additional_directories: object = None) -> Session:
         """Raises InvalidParams for a relative or missing cwd (or additional directory), InvalidRequest
@@ -480,18 +475,24 @@ class SessionManager:
             raise InvalidParams("sessionId must be a string")
         if not isinstance(cwd, str) or not os.path.isabs(cwd):
             raise InvalidParams(f"cwd must be an absolute path, got {quoted(cwd)}")
-        header, log_events = events
-        stored_cwd = os.path.normpath(str(header.get("cwd")))
+        raw_header, log_events = events
+        try:
+            header = SessionHeader.from_json(raw_header)
+        except ValueError:
+            raise InvalidParams(f"the log of session {session_id} has no readable header") from None
+        stored_cwd = os.path.normpath(header.cwd)
         if os.path.normpath(cwd) != stored_cwd:
             raise InvalidParams(f"session {session_id} belongs to {stored_cwd}, not {cwd}")
         existing = self.sessions.get(session_id)
         if existing is not None and existing.busy:
             raise InvalidRequest(f"session {session_id} is running a prompt; cancel it before loading it")
-        roots = tuple(r for r in header.get("roots", []) if isinstance(r, str)) or (stored_cwd,)
-        session = Session(self, session_id, stored_cwd, roots)
+        session = Session(self, session_id, stored_cwd, header.roots)
         self.sessions[session_id] = session
         remove_stale_temps_soon(session.roots)  # a killed writer's temporary files (see fs_access)
-        session.turn_index = replay(session, log_events)
+        replayed = replay(session, log_events)
+        session.turn_index = replayed.prompts
+        if replayed.permissions is not None:
+            session.restore_permissions(replayed.permissions)
         return session
 
     def get(self, session_id: object) -> Session:
@@ -528,15 +529,9 @@ class SessionManager:
         every turn has stopped, stop what the sessions' commands left running (and delete their scratch
         files), then close the model backend."""
         self._closing = True
-        tasks = [s._task for s in self.sessions.values() if s._task is not None]
-        for session in self.sessions.values():
-            session.cancel()
-        if tasks:
-            _, pending = await asyncio.wait(tasks, timeout=grace)
-            for task in pending:
-                task.cancel()
-            if pending:
-                await asyncio.wait(pending, timeout=0.2)
+        async with anyio.create_task_group() as halting:
+            for session in list(self.sessions.values()):
+                halting.start_soon(session.halt, grace)
         resources, self._resources = list(self._resources.values()), {}
         if resources:
             # A shorter grace than a session's own close: the editor waits for us to exit.

@@ -1,13 +1,9 @@
 """Append-only session logs: what `session/load` replays and `session/list` lists.
 
-One JSON Lines file per session, `<state_dir>/sessions/<session id>.jsonl`. The first line is the header
-(`{"type": "session", "sessionId", "cwd", "roots", "createdAt"}`); every later line is one durable event of
-the conversation, in order: `user` (a prompt's text), `assistant` (text, thought and the tool calls asked
-for), `tool/commit` (a file tool's change was made: its result text and meta, logged before the result),
-`tool/result` (the registry's durable record of a result, plus the card's note, logged before the card
-is sent), `context`, and `permissions` (the mode and remembered rules, after each change the user made).
-A file is only ever appended to, so a crash loses at most the line being written; a torn last line is
-skipped on load.
+One JSON Lines file per session, `<state_dir>/sessions/<session id>.jsonl`. The first line is the header,
+every later line one durable event of the conversation, in order; `session_log` defines both and their
+JSON form. This module only stores the lines: a file is only ever appended to, so a crash loses at most
+the line being written; a torn last line is skipped on load.
 
 Each line is flushed to the kernel as it is written, so a killed bridge (`kill -9`) loses nothing it
 logged. Lines are not fsync'd: that would guard against a machine crash only, which the file tools'
@@ -32,6 +28,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from .errors import quoted
+from .session_log import SessionHeader, UserPrompt, decode
 
 log = logging.getLogger(__name__)
 
@@ -79,9 +76,8 @@ class SessionStore:
     # --- writing (the `Recorder` of sessions.py) -----------------------------------------------------
 
     def begin(self, session_id: str, cwd: str, roots: tuple[str, ...]) -> None:
-        header = {"type": "session", "sessionId": session_id, "cwd": cwd, "roots": list(roots),
-                  "createdAt": _iso(datetime.now(UTC).timestamp())}  # fmt: skip
-        self._write(session_id, header)
+        header = SessionHeader(session_id, cwd, roots, _iso(datetime.now(UTC).timestamp()))
+        self._write(session_id, header.to_json())
 
     def append(self, session_id: str, event: Mapping[str, Any]) -> None:
         self._write(session_id, event)
@@ -133,7 +129,7 @@ class SessionStore:
                 continue
             if isinstance(event, dict):
                 events.append(event)
-        if not events or events[0].get("type") != "session":
+        if not events or events[0].get("type") != SessionHeader.KIND:
             return None
         return events[0], events[1:]
 
@@ -168,7 +164,8 @@ class SessionStore:
         return page, (f"offset:{offset + PAGE_SIZE}" if more else None)
 
     def _record(self, path: Path, mtime: float) -> SessionRecord | None:
-        header: dict[str, Any] | None = None
+        """What `session/list` shows of one log: its header, and its first prompt as the title."""
+        header: SessionHeader | None = None
         title: str | None = None
         try:
             with open(path, encoding="utf-8") as handle:
@@ -178,16 +175,23 @@ class SessionStore:
                     except ValueError:
                         continue
                     if header is None:
-                        if not isinstance(event, dict) or event.get("type") != "session":
+                        if not isinstance(event, dict) or event.get("type") != SessionHeader.KIND:
                             return None
-                        header = event
-                    elif isinstance(event, dict) and event.get("type") == "user":
-                        text = " ".join(str(event.get("text", "")).split())
+                        try:
+                            header = SessionHeader.from_json(event)
+                        except ValueError:
+                            return None
+                        continue
+                    try:
+                        prompt = decode(event) if isinstance(event, dict) else None
+                    except (KeyError, TypeError, ValueError):
+                        continue
+                    if isinstance(prompt, UserPrompt):
+                        text = " ".join(prompt.text.split())
                         title = text if len(text) <= _TITLE_CHARS else text[: _TITLE_CHARS - 1] + "…"
                         break
         except OSError:
             return None
-        if header is None or not isinstance(header.get("cwd"), str):
+        if header is None:
             return None
-        roots = tuple(r for r in header.get("roots", []) if isinstance(r, str))
-        return SessionRecord(path.stem, header["cwd"], roots or (header["cwd"],), title, _iso(mtime))
+        return SessionRecord(path.stem, header.cwd, header.roots, title, _iso(mtime))
