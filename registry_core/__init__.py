@@ -41,7 +41,6 @@ from .execution import (
 )
 from .json_schema import assert_object_schema, assert_supported, is_valid, validate
 from .json_values import FrozenDict, JsonValue, NotJsonError, snapshot, thaw
-from .pipeline import definition_of
 from .policy import (
     ACCEPT,
     ALLOW,
@@ -172,7 +171,6 @@ __all__ = [
     "compile_value_spec",
     "content_text",
     "define_tool",
-    "definition_of",
     "fuse",
     "is_valid",
     "parse_args_for_display",
