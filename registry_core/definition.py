@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from .content import ContentBlock, TextBlock
-from .errors import RegistrationError, ToolArgsError
+from .errors import RegistrationError, ToolArgsError, Violation
 from .execution import ToolExecution, ToolExecutionResult, ToolResult, ToolRunContext
-from .json_schema import JsonSchema, assert_object_schema, assert_supported, validate
+from .json_schema import JsonSchema, assert_object_schema, assert_supported, compile_validator
 from .json_values import JsonValue
 from .schema import compile_parameters_spec, compile_value_spec
 
@@ -39,6 +39,18 @@ class ToolOutputDefinition:
     presentation_meta: Callable[[Any, JsonValue], JsonValue] | None = None
     # Typed DSL hook: turn the canonical JSON value into the author's type before render/meta.
     parse_value: Callable[[JsonValue], Any] | None = None
+    _check: Callable[[JsonValue], list[Violation]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
+    def violations(self, value: JsonValue) -> list[Violation]:
+        """Every way `value` violates `schema`. The schema is compiled on the first call: a registered
+        definition is borrowed read-only (and its schema checked at registration)."""
+        check = self._check
+        if check is None:
+            check = compile_validator(self.schema)
+            object.__setattr__(self, "_check", check)
+        return check(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,9 +137,10 @@ def define_tool(
     parse_args: Callable[[JsonValue], Any]
     if isinstance(parameters, Mapping):
         params_schema = compile_parameters_spec(parameters)
+        check_params = compile_validator(params_schema)
 
         def parse_args(raw: JsonValue) -> Any:
-            violations = validate(params_schema, raw)
+            violations = check_params(raw)
             if violations:
                 raise ToolArgsError(name, violations)
             return raw  # the frozen JSON object is the typed view for spec tools

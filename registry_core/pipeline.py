@@ -42,7 +42,6 @@ from .execution import (
     ToolRunContext,
     ToolSuccess,
 )
-from .json_schema import validate
 from .json_values import JsonValue, NotJsonError, snapshot
 from .policy import (
     ALLOW,
@@ -392,7 +391,7 @@ def _materialise_success(
         return failure(
             errors.INVALID_TOOL_OUTPUT, str(errors.ToolOutputError(name, [Violation(exc.path, exc.reason)]))
         )
-    violations = validate(definition.output.schema, frozen)
+    violations = definition.output.violations(frozen)
     if violations:
         return failure(errors.INVALID_TOOL_OUTPUT, str(errors.ToolOutputError(name, violations)))
     try:

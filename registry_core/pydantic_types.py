@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from .errors import RegistrationError, ToolArgsError, ToolOutputError, Violation
-from .json_schema import validate
+from .json_schema import compile_validator
 from .json_values import JsonValue, thaw
 from .schema import compile_type
 
@@ -32,10 +32,11 @@ def typed_parameters(tool: str, model: Any) -> tuple[dict[str, Any], Callable[[J
     if schema.get("type") != "object":
         raise RegistrationError(f"tool {tool!r}: parameters must be an object type")
     adapter: TypeAdapter[Any] = TypeAdapter(model)
+    check = compile_validator(schema)
 
     def parse_args(raw: JsonValue) -> Any:
         # The subset first, so the model gets the same violations a spec tool would report.
-        problems = validate(schema, raw)
+        problems = check(raw)
         if problems:
             raise ToolArgsError(tool, problems)
         try:
