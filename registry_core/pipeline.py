@@ -184,7 +184,7 @@ async def _policy_and_dispatch(
         return decision  # type: ignore[no-any-return]
 
     try:
-        decision: Any = await pre(0)
+        decision: Any = await pre(0) if listeners else ALLOW
     except asyncio.CancelledError:
         raise
     except Exception as exc:
