@@ -34,6 +34,7 @@ from typing import (
 )
 
 Check = Callable[[Any], Any]
+_Field = tuple[str, Any, tuple[type, ...], Check]
 _MISSING: Any = object()
 
 
@@ -54,8 +55,9 @@ class AtLeast:
 class Record:
     """Base of the frozen records. See the module docstring."""
 
-    # Per class, compiled on first use: (name, default or _MISSING, check) for every field, in order.
-    _record_fields: ClassVar[tuple[tuple[str, Any, Check], ...] | None] = None
+    # Per class, compiled on first use, for every field in order: (name, default or _MISSING, the exact
+    # types whose values pass as they are, check for any other value).
+    _record_fields: ClassVar[tuple[_Field, ...] | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -65,16 +67,19 @@ class Record:
         cls = type(self)
         fields = cls._record_fields or _compile(cls)
         own = self.__dict__
-        for name, default, check in fields:
-            if name in values:
+        for name, default, exact, check in fields:
+            value = values.pop(name, _MISSING)
+            if value is _MISSING:
+                if default is _MISSING:
+                    raise RecordError(f"{cls.__name__}.{name}: missing")
+                own[name] = default
+            elif type(value) in exact:
+                own[name] = value
+            else:
                 try:
-                    own[name] = check(values.pop(name))
+                    own[name] = check(value)
                 except RecordError as exc:
                     raise RecordError(f"{cls.__name__}.{name}: {exc}") from None
-            elif default is _MISSING:
-                raise RecordError(f"{cls.__name__}.{name}: missing")
-            else:
-                own[name] = default
         if values:
             raise RecordError(f"{cls.__name__}: unknown field(s) {', '.join(sorted(values))}")
 
@@ -97,15 +102,28 @@ class Record:
         return f"{type(self).__name__}({body})"
 
 
-def _compile(cls: type[Record]) -> tuple[tuple[str, Any, Check], ...]:
+def _compile(cls: type[Record]) -> tuple[_Field, ...]:
     hints = get_type_hints(cls, include_extras=True)
     fields = tuple(
-        (name, getattr(cls, name, _MISSING), _check_for(hint))
+        (name, getattr(cls, name, _MISSING), _exact_types(hint), _check_for(hint))
         for name, hint in hints.items()
         if not name.startswith("_")
     )
     cls._record_fields = fields
     return fields
+
+
+def _exact_types(hint: Any) -> tuple[type, ...]:
+    """Types whose exact instances the field takes unchanged without a check: plain `str`, `int`,
+    `bool`, `None` and records, alone or in a union (the usual values, on the hot path)."""
+    if hint is None or hint is type(None):
+        return (type(None),)
+    if hint in (str, int, bool) or (isinstance(hint, type) and issubclass(hint, Record)):
+        return (hint,)
+    origin = get_origin(hint)
+    if origin is Union or origin is types.UnionType:
+        return tuple(t for arg in get_args(hint) for t in _exact_types(arg))
+    return ()
 
 
 def _check_for(hint: Any) -> Check:
@@ -189,10 +207,15 @@ def _bounded(inner: Check, metadata: tuple[Any, ...]) -> Check:
 
 
 def _literal(allowed: tuple[Any, ...]) -> Check:
+    # Keyed by type too, so that True never passes for 1, nor 1 for True.
+    accepted = frozenset((type(a), a) for a in allowed)
+
     def check(value: Any) -> Any:
-        # `type(a) is type(value)` so that True never passes for 1, nor 1 for True.
-        if any(value == a and type(a) is type(value) for a in allowed):
-            return value
+        try:
+            if (type(value), value) in accepted:
+                return value
+        except TypeError:  # an unhashable value is no literal
+            pass
         raise RecordError(f"expected one of {', '.join(map(repr, allowed))}, got {value!r}")
 
     return check
@@ -216,11 +239,14 @@ def _tuple_of(item: Check) -> Check:
         if not isinstance(value, (tuple, list)):
             raise RecordError(f"expected an array, got {type(value).__name__}")
         out = []
+        same = True
         for i, element in enumerate(value):
             try:
-                out.append(item(element))
+                checked = item(element)
             except RecordError as exc:
                 raise RecordError(f"[{i}]: {exc}") from None
-        return tuple(out)
+            same = same and checked is element
+            out.append(checked)
+        return value if same and isinstance(value, tuple) else tuple(out)
 
     return check
