@@ -39,7 +39,7 @@ from .execution import (
     ToolRunContext,
     ToolSuccess,
 )
-from .json_schema import assert_object_schema, assert_supported, is_valid, validate
+from .json_schema import assert_object_schema, assert_supported, compile_validator, is_valid, validate
 from .json_values import FrozenDict, JsonValue, NotJsonError, snapshot, thaw
 from .policy import (
     ACCEPT,
@@ -168,6 +168,7 @@ __all__ = [
     "assert_supported",
     "compile_parameters_spec",
     "compile_type",
+    "compile_validator",
     "compile_value_spec",
     "content_text",
     "define_tool",

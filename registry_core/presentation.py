@@ -189,7 +189,7 @@ ToolResultView = (
     | WebResultView
 )
 
-# The names the bridge annotates with (kept from when the unions above carried a pydantic discriminator).
+# The names the bridge annotates with.
 CallViewT = ToolCallView
 ResultViewT = ToolResultView
 
