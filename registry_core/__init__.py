@@ -39,9 +39,8 @@ from .execution import (
     ToolRunContext,
     ToolSuccess,
 )
-from .json_schema import assert_object_schema, assert_supported, is_valid, validate
+from .json_schema import assert_object_schema, assert_supported, compile_validator, is_valid, validate
 from .json_values import FrozenDict, JsonValue, NotJsonError, snapshot, thaw
-from .pipeline import definition_of
 from .policy import (
     ACCEPT,
     ALLOW,
@@ -169,10 +168,10 @@ __all__ = [
     "assert_supported",
     "compile_parameters_spec",
     "compile_type",
+    "compile_validator",
     "compile_value_spec",
     "content_text",
     "define_tool",
-    "definition_of",
     "fuse",
     "is_valid",
     "parse_args_for_display",

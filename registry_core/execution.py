@@ -64,7 +64,11 @@ class ToolExecutionInput:
 
 @dataclass(frozen=True, slots=True)
 class ToolExecution:
-    """The pipeline-owned call: arguments snapshotted and deep-frozen once, a registry-assigned token."""
+    """The pipeline-owned call: arguments snapshotted and deep-frozen once, a registry-assigned token.
+
+    `timeout_ms` is the resolved tool's deadline (host-only, never sent to a model), carried here so an
+    execute wrapper (the timeout policy) reads it from the call it wraps instead of looking the tool up.
+    """
 
     call_id: str
     name: str
@@ -74,6 +78,7 @@ class ToolExecution:
     agent: Agent | None = None
     parent: ToolExecutionToken | None = None
     on_progress: ProgressSink | None = None
+    timeout_ms: float | None = None
 
     def with_signal(self, signal: CancelSignal) -> ToolExecution:
         # Direct construction: `dataclasses.replace` costs several microseconds on this hot path.
@@ -86,6 +91,7 @@ class ToolExecution:
             self.agent,
             self.parent,
             self.on_progress,
+            self.timeout_ms,
         )
 
 

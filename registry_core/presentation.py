@@ -12,32 +12,34 @@ back to a generic card). Presenters never raise into the pipeline or the bridge.
 
 Invariant: this module knows no wire protocol (ACP, LSP); `acp_bridge.mapping` is the one translator.
 Paths in views are absolute; display paths (relative to a session cwd) are the bridge's job.
+
+Views are `Record`s: frozen, keyword-only, checked when built (a mapping is checked into the typed view by
+the `card` tag), and cheap to define at start-up.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Annotated, Any, Literal, TypeVar
-
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Literal
 
 from .json_values import JsonValue
+from .records import AtLeast, Record, RecordError
 
 log = logging.getLogger(__name__)
 
 ToolCallKind = Literal["read", "edit", "delete", "move", "search", "execute", "fetch", "think", "other"]
 
 
-class _View(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=False)
+class _View(Record):
+    """A card or a part of one."""
 
 
 class FileLocation(_View):
     """A file a call reads or modifies (for editor follow-along). `line` is 1-based."""
 
     path: str
-    line: int | None = Field(default=None, ge=1)
+    line: Annotated[int, AtLeast(1)] | None = None
 
 
 class FileDiff(_View):
@@ -51,7 +53,7 @@ class FileDiff(_View):
 class ReadFileLine(_View):
     """One 1-based numbered line of a read window."""
 
-    number: int = Field(ge=1)
+    number: Annotated[int, AtLeast(1)]
     text: str
 
 
@@ -90,7 +92,7 @@ class DiffCallView(_View):
     locations: tuple[FileLocation, ...] = ()
 
 
-ToolCallView = Annotated[GenericCallView | TerminalCallView | DiffCallView, Field(discriminator="card")]
+ToolCallView = GenericCallView | TerminalCallView | DiffCallView
 
 
 # --- completed (result-time) views ---------------------------------------------------------------
@@ -122,7 +124,7 @@ class DiffResultView(_View):
 
 
 class SearchLine(_View):
-    number: int = Field(ge=1)
+    number: Annotated[int, AtLeast(1)]
     text: str
 
 
@@ -140,7 +142,7 @@ class SearchResultView(_View):
     shape: Literal["matches", "paths"]
     title: str | None = None
     truncated: bool
-    total: int = Field(ge=0)
+    total: Annotated[int, AtLeast(0)]
     matches: tuple[SearchFileMatches, ...] = ()
     paths: tuple[str, ...] = ()
 
@@ -152,9 +154,9 @@ class ReadResultView(_View):
     card: Literal["read"] = "read"
     title: str | None = None
     path: str
-    offset: int = Field(ge=1)
+    offset: Annotated[int, AtLeast(1)]
     lines: tuple[ReadFileLine, ...]
-    total_lines: int = Field(ge=0)
+    total_lines: Annotated[int, AtLeast(0)]
     lang: str | None = None
     content: str | None = None
     truncated: bool = False
@@ -180,21 +182,7 @@ class WebResultView(_View):
     answer: str | None = None
 
 
-ToolResultView = Annotated[
-    GenericResultView
-    | TerminalResultView
-    | DiffResultView
-    | SearchResultView
-    | ReadResultView
-    | WebResultView,
-    Field(discriminator="card"),
-]
-
-_call_adapter: TypeAdapter[Any] = TypeAdapter(ToolCallView)
-_result_adapter: TypeAdapter[Any] = TypeAdapter(ToolResultView)
-
-CallViewT = GenericCallView | TerminalCallView | DiffCallView
-ResultViewT = (
+ToolResultView = (
     GenericResultView
     | TerminalResultView
     | DiffResultView
@@ -203,14 +191,33 @@ ResultViewT = (
     | WebResultView
 )
 
-T = TypeVar("T")
+# The names the bridge annotates with.
+CallViewT = ToolCallView
+ResultViewT = ToolResultView
+
+_CALL_CARDS: dict[str, type[_View]] = {
+    "generic": GenericCallView,
+    "terminal": TerminalCallView,
+    "diff": DiffCallView,
+}
+_RESULT_CARDS: dict[str, type[_View]] = {
+    "generic": GenericResultView,
+    "terminal": TerminalResultView,
+    "diff": DiffResultView,
+    "search": SearchResultView,
+    "read": ReadResultView,
+    "web": WebResultView,
+}
 
 
-def _coerce(adapter: TypeAdapter[Any], value: Any, types: tuple[type, ...]) -> Any:
-    if isinstance(value, types):
-        return value
-    # A presenter may return a plain mapping; validate it into the typed view.
-    return adapter.validate_python(value)
+def _coerce(cards: Mapping[str, type[_View]], value: Any) -> Any:
+    """A presenter may return a plain mapping: the `card` tag picks the view, which checks the rest."""
+    if not isinstance(value, Mapping):
+        raise RecordError(f"expected a view or a mapping, got {type(value).__name__}")
+    view_type = cards.get(value.get("card"))  # type: ignore[arg-type]
+    if view_type is None:
+        raise RecordError(f"unknown card {value.get('card')!r}; expected one of {', '.join(cards)}")
+    return view_type(**value)
 
 
 def safe_present_call(presenter: Callable[[], Any] | None, tool: str = "?") -> CallViewT | None:
@@ -221,9 +228,11 @@ def safe_present_call(presenter: Callable[[], Any] | None, tool: str = "?") -> C
         view = presenter()
         if view is None:
             return None
-        coerced: CallViewT = _coerce(_call_adapter, view, (GenericCallView, TerminalCallView, DiffCallView))
+        if isinstance(view, (GenericCallView, TerminalCallView, DiffCallView)):
+            return view
+        coerced: CallViewT = _coerce(_CALL_CARDS, view)
         return coerced
-    except (ValidationError, Exception) as exc:  # noqa: BLE001 - contained by contract
+    except Exception as exc:  # noqa: BLE001 - contained by contract
         log.warning("present_call of tool %r failed; falling back to a generic card: %s", tool, exc)
         return None
 
@@ -236,8 +245,7 @@ def safe_present_result(presenter: Callable[[], Any] | None, tool: str = "?") ->
         view = presenter()
         if view is None:
             return None
-        coerced: ResultViewT = _coerce(
-            _result_adapter,
+        if isinstance(
             view,
             (
                 GenericResultView,
@@ -247,9 +255,11 @@ def safe_present_result(presenter: Callable[[], Any] | None, tool: str = "?") ->
                 ReadResultView,
                 WebResultView,
             ),
-        )
+        ):
+            return view
+        coerced: ResultViewT = _coerce(_RESULT_CARDS, view)
         return coerced
-    except (ValidationError, Exception) as exc:  # noqa: BLE001 - contained by contract
+    except Exception as exc:  # noqa: BLE001 - contained by contract
         log.warning("present_result of tool %r failed; falling back to a generic card: %s", tool, exc)
         return None
 

@@ -21,6 +21,7 @@ from .definition import ToolDefinition, check_definition
 from .errors import RegistrationError
 from .execution import ToolExecutionInput, ToolExecutionResult
 from .json_values import NotJsonError, snapshot
+from .pipeline import run_pipeline
 from .policy import (
     ApprovalService,
     ExecuteWrapper,
@@ -29,6 +30,7 @@ from .policy import (
     ResultObserver,
     ToolGuard,
 )
+from .timeouts import timeout_wrapper
 
 ExecutionMode = Literal["parallel", "exclusive"]
 
@@ -75,8 +77,6 @@ class ToolRegistry:
         self._tokens = itertools.count(1)
         self._root = ToolScope(self, (), {})
         if timeout_policy:
-            from .timeouts import timeout_wrapper
-
             self.add_execute_wrapper(timeout_wrapper)
 
     # --- registration ----------------------------------------------------------------------------
@@ -227,6 +227,4 @@ class ToolScope:
             return "exclusive"
 
     async def execute(self, call: ToolExecutionInput) -> ToolExecutionResult:
-        from .pipeline import run_pipeline
-
         return await run_pipeline(self, call)
