@@ -7,13 +7,15 @@ display, and the workspace-roots test. The one implementation of each (`acp_brid
 - `display_path(path, cwd)`: relative to the cwd when inside it, absolute otherwise. "Inside" is decided by
   path *segments* (`relative_inside`): `..cache/x` is inside (its first segment is `..cache`, not `..`),
   `../x` is not.
-- `is_inside_roots(path, roots)`: the same segment rule against each root, symlinks resolved, so a link
-  inside a root that points outside it counts as outside. A path spelled outside every root is outside
-  without touching the disk; inside, only the components below the root are checked for links.
+- `locate(path, roots)`: where a path lands, symlinks below its root followed: its real path and that path
+  relative to the real root holding it (what the permission policy judges), or None when it lands outside
+  every root. A path spelled outside every root is outside without touching the disk; inside, only the
+  components below the root are checked for links. `is_inside_roots` is `locate(...) is not None`.
 
 Invariant: pure string and filesystem-metadata logic; nothing here reads file contents or raises for a
-missing file, and `resolve`, `relative_inside` and `display_path` touch no file at all. Titles are the only
-place a relative path may appear (ACP §9: the wire carries absolute paths).
+missing file, and `resolve`, `relative_inside` and `display_path` touch no file at all. `locate` raises
+ValueError for a path no file can have (a NUL byte, an unencodable character): callers judge that first.
+Titles are the only place a relative path may appear (ACP §9: the wire carries absolute paths).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from registry_core import Agent
 
@@ -67,19 +70,34 @@ def display_path(path: str, cwd: str | None) -> str:
 
 
 def is_inside(path: str, root: str) -> bool:
-    """True when `path` (absolute) is `root` or below it, symlinks resolved (see `is_inside_roots`)."""
-    return is_inside_roots(path, (root,))
+    """True when `path` (absolute) is `root` or below it, symlinks resolved (see `locate`)."""
+    return locate(path, (root,)) is not None
 
 
 def is_inside_roots(path: str, roots: Sequence[str], real_roots: Sequence[str] | None = None) -> bool:
-    """True when `path` (absolute) lies inside any of `roots`, symlinks resolved: a link below a root that
-    points outside every root is outside.
+    """True when `path` (absolute) lies inside any of `roots`, symlinks resolved (see `locate`)."""
+    return locate(path, roots, real_roots) is not None
+
+
+class Located(NamedTuple):
+    """Where a path inside the roots lands. `real`: every symlink below its root followed; `rel`: `real`
+    relative to the real root holding it ("." for the root); `named_rel`: the path as named, relative to
+    the root it was named under (equal to `rel` unless a link was followed)."""
+
+    real: str
+    rel: str
+    named_rel: str
+
+
+def locate(path: str, roots: Sequence[str], real_roots: Sequence[str] | None = None) -> Located | None:
+    """Where `path` (absolute) lands inside `roots`, symlinks resolved, or None when it lands outside every
+    root: a link below a root that points outside every root is outside.
 
     Spelled outside every root (and every root's real path) means outside, without touching the disk;
     inside, only the components below the root are checked for links (one lstat each, stopping at the
     first that does not exist), and a link found there is resolved in full. `real_roots`: the roots'
     real paths in the same order, when the caller resolved them once (a session's roots do not move);
-    its `roots` are then taken as normalised already."""
+    its `roots` are then taken as normalised already. Raises ValueError for an impossible path (NUL)."""
     path = os.path.normpath(path)
     if real_roots is None:
         roots = [os.path.normpath(r) for r in roots]
@@ -88,14 +106,22 @@ def is_inside_roots(path: str, roots: Sequence[str], real_roots: Sequence[str] |
         rest = relative_inside(path, root)
         if rest is None:
             continue
+        if rest == ".":
+            return Located(real_root, ".", ".")
         current = real_root
-        for part in rest.split(os.sep) if rest != "." else ():
-            current = os.path.join(current, part)
+        for part in rest.split(os.sep):
+            current = current + os.sep + part if current != os.sep else os.sep + part
             try:
-                if stat.S_ISLNK(os.lstat(current).st_mode):
-                    target = os.path.realpath(path)
-                    return any(relative_inside(target, r) is not None for r in real_roots)
+                mode = os.lstat(current).st_mode
             except OSError:
                 break  # the rest does not exist (yet): nothing below can be a link
-        return True
-    return False
+            if stat.S_ISLNK(mode):
+                target = os.path.realpath(path)
+                for other in real_roots:
+                    rel = relative_inside(target, other)
+                    if rel is not None:
+                        return Located(target, rel, rest)
+                return None
+        real = real_root + os.sep + rest if real_root != os.sep else os.sep + rest
+        return Located(real, rest, rest)
+    return None
