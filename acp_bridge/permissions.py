@@ -96,6 +96,7 @@ class PolicyConfig:
 # --- scopes and rules -------------------------------------------------------------------------------
 
 ScopeKind = Literal["prefix", "exact", "path", "host", "tool"]
+ScopeKey = tuple[str, ScopeKind, "tuple[str, ...] | str", "str | None"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +111,10 @@ class Scope:
     display: str = field(default="", compare=False)  # the value as shown (relative to the session cwd)
     workdir: str | None = None
     workdir_display: str = field(default="", compare=False)
+
+    def key(self) -> ScopeKey:
+        """What equality compares: the rule index's key."""
+        return (self.tool, self.kind, self.value, self.workdir)
 
     def label(self) -> str:
         where = f" in {self.workdir_display or self.workdir}" if self.workdir is not None else ""
@@ -158,7 +163,8 @@ _NO_DISK_EFFECTS: frozenset[ToolClass | None] = frozenset({"read", "safe", "fetc
 class _Call:
     """What the policy knows about one call, computed once per decision."""
 
-    scope: Scope  # what an "always" answer would cover (display fields left empty)
+    # What an "always" answer would cover, as `Scope.key()` (built without a Scope: decide is hot).
+    key: ScopeKey
     named: str | None = None  # the file (or directory) as named, absolute
     command: str | None = None
     outside: str | None = None  # a path the call touches that lands outside every root, as named
@@ -188,7 +194,7 @@ class SessionPermissions:
         self.real_roots = tuple(os.path.realpath(r) for r in self.roots)
         self.real_cwd = os.path.realpath(cwd)
         self.rules: list[Rule] = []
-        self._allowed: dict[Scope, Decision] = {}  # allow rules by scope, with the decision they give
+        self._allowed: dict[ScopeKey, Decision] = {}  # allow rules by scope, with the decision they give
         self._rejects: list[Rule] = []
 
     @property
@@ -215,25 +221,25 @@ class SessionPermissions:
     def _locate(self, path: str) -> Located | None:
         if "\x00" in path:
             raise _Unusable(f"{path!r} contains a NUL byte, which no file name can contain")
-        return locate(path, self.roots, self.real_roots)
+        return locate(path, self.roots, self.real_roots, normalised=True)
 
     def _examine(self, tool: str, cls: ToolClass | None, args: Any) -> _Call:
         if not isinstance(args, Mapping):
-            return _Call(Scope(tool, "tool"))
+            return _Call((tool, "tool", "", None))
         try:
             if cls == "execute" and isinstance(args.get("command"), str):
                 return self._examine_command(tool, args)
             if cls == "read" or cls == "edit":
                 return self._examine_files(tool, cls, args)
         except _Unusable as exc:
-            return _Call(Scope(tool, "tool"), invalid=str(exc))
+            return _Call((tool, "tool", "", None), invalid=str(exc))
         except ValueError as exc:  # an unencodable name (a lone surrogate), "~\0" for expanduser
-            return _Call(Scope(tool, "tool"), invalid=f"a path in its arguments is not usable ({exc})")
+            return _Call((tool, "tool", "", None), invalid=f"a path in its arguments is not usable ({exc})")
         if cls == "fetch" and isinstance(args.get("url"), str):
             host = urlsplit(args["url"]).hostname
             if host:
-                return _Call(Scope(tool, "host", host.lower()))
-        return _Call(Scope(tool, "tool"))
+                return _Call((tool, "host", host.lower(), None))
+        return _Call((tool, "tool", "", None))
 
     def _examine_files(self, tool: str, cls: ToolClass, args: Mapping[str, Any]) -> _Call:
         named = None
@@ -243,23 +249,23 @@ class SessionPermissions:
                 named = self._resolve(value, self.cwd)
                 break
         search = _SEARCHED_PATHS.get(tool)
-        touched = search(args, self.cwd) if search is not None else (named,) if named is not None else ()
-        call = _Call(Scope(tool, "tool"), named)
-        real = named
+        if search is None and named is None:
+            return _Call((tool, "tool", "", None))
+        touched = (named,) if search is None else search(args, self.cwd)
+        real, outside, protected = named, None, None
         for path in touched:
             located = self._locate(path)
             if located is None:
-                call.outside = call.outside or path
+                outside = outside or path
                 continue
             if path == named:
                 real = located.real
-            if cls == "edit" and call.protected is None:
-                call.protected = protected_reason(located.rel)
-                if call.protected is None and located.named_rel != located.rel:
-                    call.protected = protected_reason(located.named_rel)
-        if real is not None:
-            call.scope = Scope(tool, "path", real)
-        return call
+            if cls == "edit" and protected is None:
+                protected = protected_reason(located.rel)
+                if protected is None and located.named_rel != located.rel:
+                    protected = protected_reason(located.named_rel)
+        key: ScopeKey = (tool, "tool", "", None) if real is None else (tool, "path", real, None)
+        return _Call(key, named, None, outside, protected)
 
     def _examine_command(self, tool: str, args: Mapping[str, Any]) -> _Call:
         command = args["command"].strip()
@@ -268,16 +274,16 @@ class SessionPermissions:
         value = args.get("workdir")
         named = self._resolve(value, self.cwd) if isinstance(value, str) and value else self.cwd
         located = self._locate(named)
-        call = _Call(Scope(tool, "tool"), named, command)
+        call = _Call((tool, "tool", "", None), named, command)
         if located is None:
             call.outside = named
         real = located.real if located is not None else named
         workdir = None if real == self.real_cwd else real
         prefix = command_prefix(command, lambda argument: self._argument_ok(argument, named))
         if prefix is None:
-            call.scope = Scope(tool, "exact", command, workdir=workdir)
+            call.key = (tool, "exact", command, workdir)
         else:
-            call.scope = Scope(tool, "prefix", prefix, workdir=workdir)
+            call.key = (tool, "prefix", prefix, workdir)
         return call
 
     def _argument_ok(self, argument: str, workdir: str) -> bool:
@@ -297,7 +303,8 @@ class SessionPermissions:
 
     def scope_for(self, tool: str, args: Any) -> Scope:
         """What an "always" answer for this call would cover, with its display fields for the label."""
-        scope = self._examine(tool, self.config.classes.get(tool), args).scope
+        tool, kind, value, workdir = self._examine(tool, self.config.classes.get(tool), args).key
+        scope = Scope(tool, kind, value, workdir=workdir)
         if scope.kind == "path":
             assert isinstance(scope.value, str)
             return dataclasses.replace(scope, display=self._display(scope.value))
@@ -344,9 +351,9 @@ class SessionPermissions:
                 if call.command == scope.value:
                     return rule
             elif scope.kind == "path":
-                if scope.value in (call.scope.value, call.named):
+                if scope.value in (call.key[2], call.named):
                     return rule
-            elif scope == call.scope:
+            elif scope.key() == call.key:
                 return rule
         return None
 
@@ -383,7 +390,7 @@ class SessionPermissions:
                 reason = f"Changing {shown} always asks: {call.protected} can make later commands run code."
                 return Decision("ask", reason, offer_always=False)
         if self._allowed:
-            allowed = self._allowed.get(call.scope)
+            allowed = self._allowed.get(call.key)
             if allowed is not None:
                 return allowed
         if tool in config.ask_tools:
@@ -426,7 +433,7 @@ class SessionPermissions:
 
     def _index(self) -> None:
         self._allowed = {
-            r.scope: Decision("allow", note=f"Allowed by your session rule: {r.describe()}.")
+            r.scope.key(): Decision("allow", note=f"Allowed by your session rule: {r.describe()}.")
             for r in self.rules
             if r.allow
         }

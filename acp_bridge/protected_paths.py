@@ -19,6 +19,7 @@ the same in `is_hfs_dotgit`, utf8.c: `.g\\u200cit` is `.git` there).
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 
 # A directory anywhere on the path (nested repositories and monorepo packages have their own).
@@ -136,6 +137,7 @@ def _fold(rel: str) -> str:
     return unicodedata.normalize("NFC", rel).translate(_HFS_IGNORED).casefold()
 
 
+@functools.lru_cache(maxsize=4096)  # pure, and asked about the same few files on every decision
 def protected_reason(rel: str) -> str | None:
     """What reads the file at `rel` (relative to its workspace root, `/`-separated) to run code, or None."""
     if rel == ".":

@@ -44,10 +44,11 @@ def session_roots(agent: Agent | None) -> tuple[str, ...]:
 
 def resolve(path: str, cwd: str) -> str:
     """Absolute, normalised form of `path` (relative paths are taken against `cwd`)."""
-    expanded = os.path.expanduser(path)
-    if not os.path.isabs(expanded):
-        expanded = os.path.join(cwd, expanded)
-    return os.path.normpath(expanded)
+    if path.startswith("~"):
+        path = os.path.expanduser(path)
+    if not os.path.isabs(path):
+        path = cwd + path if cwd.endswith(os.sep) else cwd + os.sep + path
+    return os.path.normpath(path)
 
 
 def relative_inside(path: str, base: str) -> str | None:
@@ -89,7 +90,9 @@ class Located(NamedTuple):
     named_rel: str
 
 
-def locate(path: str, roots: Sequence[str], real_roots: Sequence[str] | None = None) -> Located | None:
+def locate(
+    path: str, roots: Sequence[str], real_roots: Sequence[str] | None = None, *, normalised: bool = False
+) -> Located | None:
     """Where `path` (absolute) lands inside `roots`, symlinks resolved, or None when it lands outside every
     root: a link below a root that points outside every root is outside.
 
@@ -97,31 +100,39 @@ def locate(path: str, roots: Sequence[str], real_roots: Sequence[str] | None = N
     inside, only the components below the root are checked for links (one lstat each, stopping at the
     first that does not exist), and a link found there is resolved in full. `real_roots`: the roots'
     real paths in the same order, when the caller resolved them once (a session's roots do not move);
-    its `roots` are then taken as normalised already. Raises ValueError for an impossible path (NUL)."""
-    path = os.path.normpath(path)
+    its `roots` are then taken as normalised already. `normalised`: `path` is (as `resolve` returns it).
+    Raises ValueError for an impossible path (NUL)."""
+    if not normalised:
+        path = os.path.normpath(path)
     if real_roots is None:
         roots = [os.path.normpath(r) for r in roots]
         real_roots = [os.path.realpath(r) for r in roots]
-    for root, real_root in zip((*roots, *real_roots), (*real_roots, *real_roots), strict=True):
-        rest = relative_inside(path, root)
-        if rest is None:
-            continue
-        if rest == ".":
-            return Located(real_root, ".", ".")
-        current = real_root
-        for part in rest.split(os.sep):
-            current = current + os.sep + part if current != os.sep else os.sep + part
-            try:
-                mode = os.lstat(current).st_mode
-            except OSError:
-                break  # the rest does not exist (yet): nothing below can be a link
-            if stat.S_ISLNK(mode):
-                target = os.path.realpath(path)
-                for other in real_roots:
-                    rel = relative_inside(target, other)
-                    if rel is not None:
-                        return Located(target, rel, rest)
-                return None
-        real = real_root + os.sep + rest if real_root != os.sep else os.sep + rest
-        return Located(real, rest, rest)
+    for spelled in (roots, real_roots):
+        for root, real_root in zip(spelled, real_roots, strict=True):
+            rest = relative_inside(path, root)
+            if rest is not None:
+                return _below(path, rest, real_root, real_roots)
     return None
+
+
+def _below(path: str, rest: str, real_root: str, real_roots: Sequence[str]) -> Located | None:
+    """`locate` for a path spelled `rest` below the root whose real path is `real_root`."""
+    if rest == ".":
+        return Located(real_root, ".", ".")
+    real = real_root + rest if real_root.endswith(os.sep) else real_root + os.sep + rest
+    # Each component below the root, shortest first: the first that is a link decides.
+    end = len(real) - len(rest) - 1
+    while end != -1:
+        end = real.find(os.sep, end + 1)
+        try:
+            mode = os.lstat(real if end == -1 else real[:end]).st_mode
+        except OSError:
+            break  # the rest does not exist (yet): nothing below can be a link
+        if stat.S_ISLNK(mode):
+            target = os.path.realpath(path)
+            for other in real_roots:
+                inside = relative_inside(target, other)
+                if inside is not None:
+                    return Located(target, inside, rest)
+            return None
+    return Located(real, rest, rest)
