@@ -243,15 +243,19 @@ class SessionPermissions:
 
     def _examine_files(self, tool: str, cls: ToolClass, args: Mapping[str, Any]) -> _Call:
         named = None
-        for key in _PATH_KEYS:
-            value = args.get(key)
+        for name in _PATH_KEYS:
+            value = args.get(name)
             if isinstance(value, str) and value:
                 named = self._resolve(value, self.cwd)
                 break
         search = _SEARCHED_PATHS.get(tool)
-        if search is None and named is None:
+        touched: tuple[str, ...]
+        if search is not None:
+            touched = search(args, self.cwd)
+        elif named is not None:
+            touched = (named,)
+        else:
             return _Call((tool, "tool", "", None))
-        touched = (named,) if search is None else search(args, self.cwd)
         real, outside, protected = named, None, None
         for path in touched:
             located = self._locate(path)
@@ -264,8 +268,8 @@ class SessionPermissions:
                 protected = protected_reason(located.rel)
                 if protected is None and located.named_rel != located.rel:
                     protected = protected_reason(located.named_rel)
-        key: ScopeKey = (tool, "tool", "", None) if real is None else (tool, "path", real, None)
-        return _Call(key, named, None, outside, protected)
+        scope: ScopeKey = (tool, "tool", "", None) if real is None else (tool, "path", real, None)
+        return _Call(scope, named, None, outside, protected)
 
     def _examine_command(self, tool: str, args: Mapping[str, Any]) -> _Call:
         command = args["command"].strip()
