@@ -74,6 +74,8 @@ DEFAULT_CLASSES: Mapping[str, ToolClass] = {
 }
 
 _PATH_KEYS = ("file_path", "path")
+# The arguments that name files, per tool (default `_PATH_KEYS`): none of them may hold a NUL byte.
+_NAMING_KEYS: Mapping[str, tuple[str, ...]] = {"glob": ("pattern", "path"), "grep": ("path", "glob")}
 
 # Tools whose arguments can move what they read away from `file_path`/`path`: every path they search.
 _SEARCHED_PATHS: Mapping[str, Callable[[Mapping[str, Any], str], tuple[str, ...]]] = {
@@ -242,6 +244,10 @@ class SessionPermissions:
         return _Call((tool, "tool", "", None))
 
     def _examine_files(self, tool: str, cls: ToolClass, args: Mapping[str, Any]) -> _Call:
+        for name in _NAMING_KEYS.get(tool, _PATH_KEYS):
+            value = args.get(name)
+            if isinstance(value, str) and "\x00" in value:
+                raise _Unusable(f"its {name} {value!r} contains a NUL byte, which no file name can contain")
         named = None
         for name in _PATH_KEYS:
             value = args.get(name)
