@@ -7,8 +7,9 @@ a command more dangerous than its label says: whatever makes a command exact-onl
 of every prefix rule. Exact-only:
 
 - anything the shell would interpret beyond plain words: `&&`, `||`, `;`, `|`, `&`, redirections,
-  `$` (variables, `$(…)`, `$'…'`), backticks, braces, newlines, leading `NAME=value` assignments, or
-  quoting `shlex` cannot split;
+  `$` (variables, `$(…)`, `$'…'`), backticks, braces, newlines, leading `NAME=value` assignments, quoting
+  `shlex` cannot split, and unquoted wildcards (`*`, `?`, `[`: the shell replaces them with file names,
+  and a file can be named like an option, `--output=x`);
 - programs that run other programs or destroy or overwrite data, whatever their arguments (`EXACT_ONLY`:
   `find`, `xargs`, `awk`, `sed`, `env`, `sudo`, `timeout`, `nohup`, `rm`, `mv`, `cp`, `dd`, `chmod`, `curl`…);
 - an interpreter given inline code or options (`python -c`, `node -e`, `perl -e`, `bash -c`), or alone;
@@ -19,7 +20,7 @@ of every prefix rule. Exact-only:
 - a dangerous option anywhere after the program (`git log --output=…`, `git -c`/`--config`,
   `git diff --ext-diff`, `rg --pre`, `fd --exec`, `sort --compress-program`, `npm test --script-shell=…`,
   `make -f`, `go test -toolexec`, `cargo --config`), including any abbreviation a long-option parser
-  would accept (`--out`), and any option containing a glob character (the shell could expand it);
+  would accept (`--out`);
 - an argument `arg_ok` refuses: the session refuses paths outside the workspace (absolute, `~`, `..`, or
   through a symlink) and paths whose change makes later commands run code (`.git/hooks/x`).
 
@@ -38,6 +39,8 @@ from dataclasses import dataclass
 # its words (expansions): such a command can only be approved as the exact text.
 _SHELL_SYNTAX = ("&", "|", ";", "`", "$", ">", "<", "\n", "\r", "{", "}", "(", ")")
 _GLOB_CHARS = frozenset("*?[")
+# Quoted or backslash-escaped text: the shell expands no wildcard in it.
+_QUOTED = re.compile(r"""'[^']*'|"(?:[^"\\]|\\.)*"|\\.""")
 
 
 def _words(text: str) -> frozenset[str]:
@@ -222,7 +225,7 @@ def command_prefix(command: str, arg_ok: Callable[[str], bool] | None = None) ->
     """The argv prefix an "always" answer for `command` covers, or None when only the exact command may be
     covered (see the module docstring). `arg_ok(value)`: whether an argument (or an option's value) may
     appear in a command a prefix rule covers; the session passes its workspace test."""
-    if not command or any(syntax in command for syntax in _SHELL_SYNTAX):
+    if not command or any(syntax in command for syntax in _SHELL_SYNTAX) or _expands_wildcards(command):
         return None
     try:
         argv = shlex.split(command)
@@ -274,6 +277,12 @@ def reject_prefix(command: str) -> tuple[str, ...] | None:
     return tuple(argv[:1])
 
 
+def _expands_wildcards(command: str) -> bool:
+    return bool(_GLOB_CHARS.intersection(command)) and bool(
+        _GLOB_CHARS.intersection(_QUOTED.sub("", command))
+    )
+
+
 def _prefix_length(program: Program, argv: list[str], at: int) -> int | None:
     """How many words of `argv` (the program word at index `at`) a prefix keeps, or None for exact."""
     length = at + 1
@@ -301,7 +310,7 @@ def _arguments_ok(program: Program, args: list[str], arg_ok: Callable[[str], boo
     for arg in args:
         value: str | None = arg
         if len(arg) > 1 and arg.startswith("-"):
-            if _GLOB_CHARS.intersection(arg) or _dangerous_option(program, arg):
+            if _dangerous_option(program, arg):
                 return False
             if "=" in arg:
                 value = arg.split("=", 1)[1]

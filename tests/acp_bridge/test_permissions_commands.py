@@ -76,6 +76,7 @@ def test_programs_that_run_programs_or_destroy_data_get_exact_command_rules_only
         ("git log", "git log", "git log --oneline -5", "git log --output=/tmp/x"),
         ("git log", "git log", "git log -p", "git log --out=x"),  # git accepts abbreviations
         ("git log", "git log", "git log --stat", "git log -c core.pager=x"),
+        ("git log", "git log", "git log -- '*.py'", "git log *"),  # `*` may expand to a file `--output=x`
         ("git diff", "git diff", "git diff --stat", "git diff --ext-diff"),
         ("git diff", "git diff", "git diff HEAD~1", "git diff --textconv"),
         ("git grep foo", "git grep", "git grep bar", "git grep -Ovim foo"),

@@ -257,7 +257,7 @@ DANGEROUS_FOR = {
 # An interpreter runs the script (or `-m` module) it is given, with that one's own arguments: only another
 # option before it (inline code: -c, -e) is dangerous.
 INTERPRETERS = {"python3", "perl"}
-EVERYWHERE = {"/etc", "~/.ssh", "/", "$(id)", "`id`", ";", "&&", "|", ">", "out.txt>", "$HOME"}
+EVERYWHERE = {"/etc", "~/.ssh", "/", "$(id)", "`id`", ";", "&&", "|", ">", "out.txt>", "$HOME", "*", "*.py"}
 UP = "../x"  # outside when the command runs in the workspace root, inside from `sub`
 PROGRAMS = [
     "git",
