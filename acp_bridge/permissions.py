@@ -41,8 +41,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 from urllib.parse import urlsplit
 
-from presenters import glob as glob_tool
-from presenters import grep as grep_tool
+from presenters import glob as glob_presenter
+from presenters import grep as grep_presenter
 from presenters.paths import Located, display_path, locate, relative_inside, resolve
 from registry_core import ALLOW, ApprovalAnswer, Ask, Deny, PreToolDecision, ToolExecution
 
@@ -79,8 +79,8 @@ _NAMING_KEYS: Mapping[str, tuple[str, ...]] = {"glob": ("pattern", "path"), "gre
 
 # Tools whose arguments can move what they read away from `file_path`/`path`: every path they search.
 _SEARCHED_PATHS: Mapping[str, Callable[[Mapping[str, Any], str], tuple[str, ...]]] = {
-    "glob": glob_tool.searched_paths,
-    "grep": grep_tool.searched_paths,
+    "glob": glob_presenter.searched_paths,
+    "grep": grep_presenter.searched_paths,
 }
 
 
@@ -195,7 +195,7 @@ class SessionPermissions:
         # Resolved once: roots do not move during a session, and every path is checked against them.
         self.real_roots = tuple(os.path.realpath(r) for r in self.roots)
         self.real_cwd = os.path.realpath(cwd)
-        self.rules: list[Rule] = []
+        self._rules: tuple[Rule, ...] = ()
         self._allowed: dict[ScopeKey, Decision] = {}  # allow rules by scope, with the decision they give
         self._rejects: list[Rule] = []
 
@@ -207,6 +207,12 @@ class SessionPermissions:
     def mode(self, mode: ModeId) -> None:
         self._mode = mode
         self.version += 1
+
+    @property
+    def rules(self) -> tuple[Rule, ...]:
+        """The remembered rules, oldest first (change them with `remember` and `forget` only: the policy
+        keeps an index of them)."""
+        return self._rules
 
     def settled(self, tool: str) -> None:
         """A call of `tool` ended: decisions made before it are stale if it may have changed the disk."""
@@ -394,7 +400,7 @@ class SessionPermissions:
         if not full_access:
             # Before any rule, `--allow-tool` or accept_edits: these ask every time.
             if call.outside is not None:
-                return Decision("ask", self._outside_reason(tool, call), offer_always=False)
+                return Decision("ask", self._outside_reason(call), offer_always=False)
             if call.protected is not None:
                 shown = display_path(call.named or "", self.cwd)
                 reason = f"Changing {shown} always asks: {call.protected} can make later commands run code."
@@ -416,7 +422,7 @@ class SessionPermissions:
             return Decision("allow", note=f"Allowed: {mode.name} mode (inside the workspace).")
         return _ASKED
 
-    def _outside_reason(self, tool: str, call: _Call) -> str:
+    def _outside_reason(self, call: _Call) -> str:
         path = call.outside or ""
         through = "" if self._spelled_outside(path) else " (through a symbolic link)"
         if call.command is not None:
@@ -429,14 +435,14 @@ class SessionPermissions:
     def remember(self, scope: Scope, allow: bool) -> Rule:
         rule = Rule(scope, allow)
         # The newest answer for the same scope replaces an older one.
-        self.rules = [r for r in self.rules if r.scope != scope] + [rule]
+        self._rules = (*(r for r in self._rules if r.scope != scope), rule)
         self._index()
         self.version += 1
         return rule
 
     def forget(self) -> int:
-        count = len(self.rules)
-        self.rules = []
+        count = len(self._rules)
+        self._rules = ()
         self._index()
         self.version += 1
         return count
@@ -444,10 +450,10 @@ class SessionPermissions:
     def _index(self) -> None:
         self._allowed = {
             r.scope.key(): Decision("allow", note=f"Allowed by your session rule: {r.describe()}.")
-            for r in self.rules
+            for r in self._rules
             if r.allow
         }
-        self._rejects = [r for r in self.rules if not r.allow]
+        self._rejects = [r for r in self._rules if not r.allow]
 
     def describe(self) -> str:
         mode = MODES[self.mode]
