@@ -16,7 +16,8 @@ of every prefix rule. Exact-only:
 - a tool with sub-commands given alone (`git`, `make`), with options before its sub-command (`git -C x`,
   `git --no-pager log`, `cargo +nightly`), or with a sub-command that installs, configures, deletes or
   runs arbitrary code (`npm install`, `npm exec`, `git config`, `git clean`, `cargo install`, `go generate`;
-  `git`, `docker`, `kubectl`, `pip`, `rustup` and `brew` allow only a listed set of read-mostly ones);
+  `git`, `docker`, `kubectl`, `pip`, `uv`, `rustup`, `brew` and `pre-commit` allow only a listed set of
+  read-mostly ones);
 - a dangerous option anywhere after the program (`git log --output=…`, `git -c`/`--config`,
   `git diff --ext-diff`, `rg --pre`, `fd --exec`, `sort --compress-program`, `npm test --script-shell=…`,
   `make -f`, `go test -toolexec`, `cargo --config`), including any abbreviation a long-option parser
