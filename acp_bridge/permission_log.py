@@ -65,7 +65,12 @@ def _from_json(value: Any) -> Any:
 
 
 def rule_to_json(rule: Rule) -> dict[str, Any]:
-    scope = {f.name: _to_json(getattr(rule.scope, f.name)) for f in dataclasses.fields(rule.scope)}
+    # Fields at their default are left out, so a log stays readable by a version that lacks them.
+    scope = {
+        f.name: _to_json(getattr(rule.scope, f.name))
+        for f in dataclasses.fields(rule.scope)
+        if f.default is dataclasses.MISSING or getattr(rule.scope, f.name) != f.default
+    }
     return {"allow": rule.allow, "scope": scope}
 
 
@@ -88,7 +93,10 @@ def rule_from_json(raw: object, permissions: SessionPermissions) -> Rule | None:
         if not isinstance(value, tuple) or not value or not all(isinstance(v, str) for v in value):
             return None
         # Kept only when the policy would offer this very scope for the command it covers today.
-        if permissions.scope_for(scope.tool, {"command": shlex.join(value)}) != scope:
+        args = {"command": shlex.join(value)}
+        if scope.workdir is not None:
+            args["workdir"] = scope.workdir
+        if permissions.scope_for(scope.tool, args) != scope:
             return None
     elif not isinstance(scope.value, str):
         return None
@@ -148,6 +156,5 @@ def restore(permissions: SessionPermissions, stored: PermissionsChanged | Mappin
             continue
         # As `remember` does: a later answer for the same scope replaces an earlier one.
         rules = [r for r in rules if r.scope != rule.scope] + [rule]
-    permissions.rules = rules
-    permissions.version += 1
+    permissions.replace_rules(rules)
     return Restored(restored_mode, tuple(rules), dropped)

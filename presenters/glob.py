@@ -167,3 +167,20 @@ def glob_tool(*, cwd: str | None = None) -> ToolDefinition:
         present_call=present_call,
         present_result=present_result,
     )
+
+
+def searched_paths(arguments: Mapping[str, Any], cwd: str) -> tuple[str, ...]:
+    """Every path a `glob` call with these (unvalidated) arguments reads, absolute, for the permission
+    policy to judge: the `path` directory (default `cwd`) first, then where the pattern's literal leading
+    segments move the walk (`../other/*`, `/etc/*.conf`, `/etc/**`), and the file a pattern without
+    wildcards names. Computed as `execute` computes them."""
+    path = arguments.get("path")
+    root = resolve(path, cwd) if isinstance(path, str) and path else cwd
+    pattern = arguments.get("pattern")
+    if not isinstance(pattern, str) or not pattern:
+        return (root,)
+    start, rest = _split(root, pattern)
+    paths: tuple[str, ...] = (root,) if start == root else (root, start)
+    if not (_GLOB_CHARS & set(rest)):
+        paths += (os.path.join(start, rest),)
+    return paths

@@ -576,3 +576,12 @@ def grep_tool(*, cwd: str | None = None, backend: Backend = "auto") -> ToolDefin
         present_call=present_call,
         present_result=present_result,
     )
+
+
+def searched_paths(arguments: Mapping[str, Any], cwd: str) -> tuple[str, ...]:
+    """The path a `grep` call with these (unvalidated) arguments searches, absolute, for the permission
+    policy to judge: `path` (default `cwd`), as `execute` resolves it. `glob` only filters the files below
+    it (ripgrep's `--glob` and `ignore.walk`'s overrides match paths relative to the root), so it cannot
+    move the search elsewhere."""
+    path = arguments.get("path")
+    return (resolve(path, cwd) if isinstance(path, str) and path else cwd,)

@@ -24,7 +24,7 @@ from acp_bridge.permissions import (
         ("npm test -- --watch", ("npm", "test")),
         ("npm run build", ("npm", "run", "build")),
         ("git status --short", ("git", "status")),
-        ("git --no-pager log", ("git",)),
+        ("git --no-pager log", None),  # a global option before the sub-command: exact only
         ("python3 app.py --verbose", ("python3", "app.py")),
         ("python -m pytest -q", ("python", "-m", "pytest")),
         ("ls -la", ("ls",)),
