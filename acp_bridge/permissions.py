@@ -377,9 +377,10 @@ class GateHost(Protocol):
         ...
 
     async def ask_user(
-        self, execution: ToolExecution, reason: str | None, options: list[dict[str, Any]]
+        self, execution: ToolExecution, reason: str | None, scope_label: str
     ) -> PermissionOutcome:
-        """Show the call to the user, wait for the answer (raises as ClientChannel.request_permission)."""
+        """Show the call to the user, "always" answers covering `scope_label`; wait for the answer (raises as
+        ClientChannel.request_permission)."""
         ...
 
     def cancel_turn(self, why: str) -> None: ...
@@ -439,7 +440,7 @@ class PermissionGate:
                 return ApprovalAnswer("denied", decision.reason)
             scope = host.permissions.scope_for(tool, execution.arguments)
             try:
-                outcome = await host.ask_user(execution, reason, permission_options(scope))
+                outcome = await host.ask_user(execution, reason, scope.label())
             except (RemoteError, ConnectionClosed, ValueError) as exc:
                 log.warning("permission request for %s failed: %s", execution.call_id, exc)
                 return ApprovalAnswer(

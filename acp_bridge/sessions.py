@@ -189,7 +189,7 @@ class Session:
             self.turn.on_decision(execution, decision)
 
     async def ask_user(
-        self, execution: ToolExecution, reason: str | None, options: list[dict[str, Any]]
+        self, execution: ToolExecution, reason: str | None, scope_label: str
     ) -> PermissionOutcome:
         turn = self.turn
         if turn is not None:
@@ -198,7 +198,9 @@ class Session:
             tool_call = mapping.permission_tool_call(
                 self.wire, execution.call_id, execution.name, execution.arguments, None, reason
             )
-        return await self.channel.request_permission(self.id, tool_call, options)
+        return await self.channel.request_permission(
+            self.id, tool_call, mapping.permission_options(scope_label)
+        )
 
     def cancel_turn(self, why: str) -> None:
         log.info("session %s: cancelling the turn (%s)", self.id, why)

@@ -72,7 +72,7 @@ from registry_core.registry import ExecutionMode
 
 from . import mapping
 from .live_output import LiveOutput
-from .mapping import ToolStatus, WireContext
+from .mapping import ToolCallUpdate, ToolStatus, Update, WireContext
 from .models import (
     AssistantMessage,
     Message,
@@ -234,7 +234,7 @@ class Turn:
         self.detached = True
         self.history = list(self.history)
 
-    def _send(self, update: dict[str, Any]) -> None:
+    def _send(self, update: Update) -> None:
         if not self.detached:
             self.session.channel.send_update(self.session.id, update)
 
@@ -482,7 +482,7 @@ class Turn:
             state.status = target
             self._send(mapping.tool_call_status(state.wire, call_id, target))
 
-    async def permission_tool_call(self, execution: ToolExecution, reason: str | None) -> dict[str, Any]:
+    async def permission_tool_call(self, execution: ToolExecution, reason: str | None) -> ToolCallUpdate:
         """The `toolCall` of a permission question: this call's card, or (another turn's or a nested call)
         a card of its own arguments. The preview step comes first: a tool with a `preview_call` computes
         its card against the world as it is now (a file change's real hunks), and the pending card is
