@@ -152,7 +152,7 @@ def permission_tool_call(
 
 
 @dataclass(slots=True)
-class _Card:
+class _CallCard:
     title: str
     kind: ToolKind
     content: list[ToolCallContent] = field(default_factory=list)
@@ -173,13 +173,13 @@ def _call_card(
     *,
     permission: bool,
     reason: str | None = None,
-) -> _Card:
-    card: _Card
+) -> _CallCard:
+    card: _CallCard
     if isinstance(view, TerminalCallView):
         card = _terminal_call_card(ctx, call_id, tool_name, view, permission=permission)
     elif isinstance(view, DiffCallView):
         paths = [d.path for d in view.diffs] + [loc.path for loc in view.locations]
-        card = _Card(
+        card = _CallCard(
             title=card_title(view.title, paths, ctx, tool_name),
             kind="edit",
             content=diff_blocks(view.diffs, ctx.cwd),
@@ -187,7 +187,7 @@ def _call_card(
             meta={"acpBridge": bridge_meta(tool_name)},
         )
     elif isinstance(view, GenericCallView):
-        card = _Card(
+        card = _CallCard(
             title=card_title(view.title, [loc.path for loc in view.locations], ctx, tool_name),
             kind=_acp_kind(view.kind),
             content=[text_block(c.text) for c in view.content if c.text],
@@ -195,7 +195,7 @@ def _call_card(
             meta={"acpBridge": bridge_meta(tool_name)},
         )
     else:
-        card = _Card(
+        card = _CallCard(
             title=card_title(None, (), ctx, tool_name),
             kind="other",
             meta={"acpBridge": bridge_meta(tool_name)},
@@ -215,7 +215,7 @@ def _call_card(
 
 def _terminal_call_card(
     ctx: WireContext, call_id: str, tool_name: str, view: TerminalCallView, *, permission: bool
-) -> _Card:
+) -> _CallCard:
     command = view.title
     title, lossy = one_line(command)
     cwd = _terminal_cwd(view, ctx)
@@ -230,14 +230,16 @@ def _terminal_call_card(
     if ctx.terminal_meta:
         content.append({"type": "terminal", "terminalId": call_id})
         meta["terminal_info"] = {"terminal_id": call_id, "cwd": cwd}
-    return _Card(title=title or one_line(tool_name)[0] or "tool", kind="execute", content=content, meta=meta)
+    return _CallCard(
+        title=title or one_line(tool_name)[0] or "tool", kind="execute", content=content, meta=meta
+    )
 
 
 def _terminal_cwd(view: TerminalCallView, ctx: WireContext) -> str:
     return resolve_path(view.cwd, ctx.cwd) if view.cwd else os.path.normpath(ctx.cwd)
 
 
-def _put_card_fields(update: CardFields, card: _Card, arguments: Any, view: CallViewT | None) -> None:
+def _put_card_fields(update: CardFields, card: _CallCard, arguments: Any, view: CallViewT | None) -> None:
     if card.content:
         update["content"] = card.content
     if card.locations:
