@@ -191,7 +191,7 @@ class CardPrinter:
         shown = _Shown(card)
         self.cards[card.call_id] = shown
         self.tally.calls += 1
-        self._status_line(card, card.status)
+        self._status_line(card)
         self._content(shown, card.content, preview=True)
 
     def _tool_call_update(self, said: CardPatch) -> None:
@@ -213,12 +213,13 @@ class CardPrinter:
             extra = ""
             if said.exited is not None and said.exited.exit_code is not None:
                 extra = f" (exit {said.exited.exit_code})"
-            self._status_line(card, status, extra)
+            self._status_line(card, extra)
         if said.content is not None and status in ("completed", "failed"):
             self._content(shown, said.content, preview=False)
 
-    def _status_line(self, card: Card, status: str, extra: str = "") -> None:
+    def _status_line(self, card: Card, extra: str = "") -> None:
         s = self.style
+        status = card.status
         mark = _STATUS_MARK.get(status, "·")
         color = {"completed": s.green, "failed": s.red, "pending": s.yellow}.get(status, s.cyan)
         word = _STATUS_WORD.get(status, status)
