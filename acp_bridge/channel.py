@@ -2,8 +2,8 @@
 
 The core (sessions, turn loop, permissions, client file access) talks to the editor only through a
 `ClientChannel`. Updates are exactly the ACP `session/update` `update` payloads that `acp_bridge.mapping`
-builds; the ACP face sends them as `session/update`, the LSP face forwards them as
-`acpBridge/sessionUpdate` (and may derive progress or messages from them).
+builds (typed by `mapping.wire`); the ACP face sends them as `session/update`, the LSP face forwards them
+as `acpBridge/sessionUpdate` (and may derive progress or messages from them, through `mapping.fold`).
 
 Ordering contract: `send_update` is synchronous and frames leave in the order of the calls, across every
 session of the connection, so no card update can overtake an earlier one. `drain()` is the backpressure
@@ -14,14 +14,15 @@ Must not: import any transport, the ACP SDK or pygls. This module is types only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-Update = dict[str, Any]
-
-# The four ACP permission option kinds; option ids equal their kind (see permissions.py).
-PermissionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+# The wire shapes are the mapping's (one definition, `mapping/wire.py`); the core sees them from here.
+from .mapping.wire import PermissionKind as PermissionKind
+from .mapping.wire import PermissionOption as PermissionOption
+from .mapping.wire import ToolCallUpdate as ToolCallUpdate
+from .mapping.wire import Update as Update
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,11 +110,11 @@ class ClientChannel(Protocol):
         ...
 
     async def request_permission(
-        self, session_id: str, tool_call: Update, options: list[dict[str, Any]]
+        self, session_id: str, tool_call: ToolCallUpdate, options: Sequence[PermissionOption]
     ) -> PermissionOutcome:
-        """Ask the user about one call. `tool_call` is a ToolCallUpdate (mapping.permission_tool_call);
-        `options` are ACP PermissionOptions. Raises RemoteError / ConnectionClosed / ValueError (a malformed
-        answer); cancelling the awaiting task withdraws the request."""
+        """Ask the user about one call. `tool_call` is its card (mapping.permission_tool_call), `options`
+        the four answers (mapping.permission_options). Raises RemoteError / ConnectionClosed / ValueError
+        (a malformed answer); cancelling the awaiting task withdraws the request."""
         ...
 
     async def read_text_file(self, session_id: str, path: str) -> str:

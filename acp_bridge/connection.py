@@ -27,11 +27,11 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from . import __version__
-from .channel import ClientCapabilities, PermissionOutcome, Update
+from .channel import ClientCapabilities, PermissionOption, PermissionOutcome, ToolCallUpdate, Update
 from .errors import ConnectionClosed, InvalidParams, InvalidRequest, ResourceNotFound, quoted
 from .jsonrpc import FrameWriter, JsonRpcPeer, LineReader, NotificationHandler, Reply, RequestHandler
 from .permissions import MODES
@@ -79,7 +79,7 @@ class AcpChannel:
         return self._peer.writer.backlog() if self._peer is not None else 0
 
     async def request_permission(
-        self, session_id: str, tool_call: Update, options: list[dict[str, Any]]
+        self, session_id: str, tool_call: ToolCallUpdate, options: Sequence[PermissionOption]
     ) -> PermissionOutcome:
         raw = await self.peer.request(
             "session/request_permission", {"sessionId": session_id, "toolCall": tool_call, "options": options}

@@ -8,8 +8,9 @@ Three parts:
 - `Scope`: what an "always" answer covers. bash: the command's argv prefix (`npm test`, `python3 app.py`)
   or only the exact command (`command_scope`), in the directory it ran in; file tools: the tool and the
   file as resolved (symlinks followed); web_fetch: the host and port (`localhost:8000` never covers
-  `localhost:6379`); other tools: the tool. An allow rule covers a call exactly when the call's own scope equals the rule's, so it never covers more than its label says;
-  a reject rule also covers every command starting with its prefix and the file as named;
+  `localhost:6379`); other tools: the tool. An allow rule covers a call exactly when the call's own scope
+  equals the rule's, so it never covers more than its label says; a reject rule also covers every command
+  starting with its prefix and the file as named;
 - `PermissionGate`: the registry's pre-execute listener and its `ApprovalService`. An ask becomes one
   question to the session's client (one at a time per session, re-decided after waiting, since an "always"
   answer may have covered it); the answer maps to allowed / denied (with the reason the model sees) /
@@ -491,25 +492,13 @@ class SessionPermissions:
         return "\n".join(lines)
 
 
-def permission_options(
-    scope: Scope, offer_always: bool = True, reject_scope: Scope | None = None
-) -> list[dict[str, Any]]:
-    """The ACP PermissionOptions; the option id equals its kind. "Always" names show their scope
-    (`reject_scope`, default `scope`, for "Always reject"). Without `offer_always` (a call no rule may
-    cover) there is no "Always allow"; "Always reject" stays."""
-    options: list[dict[str, Any]] = [{"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"}]
-    if offer_always:
-        name = f"Always allow {scope.label()} (this session)"
-        options.append({"optionId": "allow_always", "name": name, "kind": "allow_always"})
-    options += [
-        {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
-        {
-            "optionId": "reject_always",
-            "name": f"Always reject {(reject_scope or scope).label()} (this session)",
-            "kind": "reject_always",
-        },
-    ]
-    return options
+@dataclass(frozen=True, slots=True)
+class AlwaysScopes:
+    """What the "always" answers of one question would cover, as the labels the user reads: `allow` is
+    None when no rule may cover the call (the question then offers no "Always allow")."""
+
+    allow: str | None
+    reject: str
 
 
 # --- the gate: pre-execute listener + approval service ---------------------------------------------
@@ -535,9 +524,10 @@ class GateHost(Protocol):
         ...
 
     async def ask_user(
-        self, execution: ToolExecution, reason: str | None, options: list[dict[str, Any]]
+        self, execution: ToolExecution, reason: str | None, scopes: AlwaysScopes
     ) -> PermissionOutcome:
-        """Show the call to the user, wait for the answer (raises as ClientChannel.request_permission)."""
+        """Show the call to the user, "always" answers covering `scopes`; wait for the answer (raises as
+        ClientChannel.request_permission)."""
         ...
 
     def cancel_turn(self, why: str) -> None: ...
@@ -597,16 +587,19 @@ class PermissionGate:
                 return ApprovalAnswer("denied", decision.reason)
             scope = host.permissions.scope_for(tool, execution.arguments)
             reject_scope = host.permissions.reject_scope_for(tool, execution.arguments)
-            options = permission_options(scope, decision.offer_always, reject_scope)
+            scopes = AlwaysScopes(scope.label() if decision.offer_always else None, reject_scope.label())
             try:
-                outcome = await host.ask_user(execution, reason, options)
+                outcome = await host.ask_user(execution, reason, scopes)
             except (RemoteError, ConnectionClosed, ValueError) as exc:
                 log.warning("permission request for %s failed: %s", execution.call_id, exc)
                 return ApprovalAnswer(
                     "denied",
                     f"`{tool}` was denied: the permission request failed ({exc}), so it did not run.",
                 )
-            offered = frozenset(option["optionId"] for option in options)
+            offered = frozenset(
+                {"allow_once", "reject_once", "reject_always"}
+                | ({"allow_always"} if scopes.allow is not None else set())
+            )
             return self._answer(host, execution, (scope, reject_scope), outcome, offered)
 
     def _answer(

@@ -45,7 +45,15 @@ from .errors import AuthRequired, InternalError, InvalidParams, InvalidRequest, 
 from .mapping import WireContext
 from .models import Message, ModelBackend, ModelError
 from .permission_log import RecordedPermissions, permissions_record
-from .permissions import MODES, Decision, ModeId, PermissionGate, PolicyConfig, SessionPermissions
+from .permissions import (
+    MODES,
+    AlwaysScopes,
+    Decision,
+    ModeId,
+    PermissionGate,
+    PolicyConfig,
+    SessionPermissions,
+)
 from .processes import SessionResources
 from .prompt_blocks import prompt_text
 from .replay import replay
@@ -160,7 +168,7 @@ class Session:
             self.turn.on_decision(execution, decision)
 
     async def ask_user(
-        self, execution: ToolExecution, reason: str | None, options: list[dict[str, Any]]
+        self, execution: ToolExecution, reason: str | None, scopes: AlwaysScopes
     ) -> PermissionOutcome:
         turn = self.turn
         if turn is not None:
@@ -169,6 +177,9 @@ class Session:
             tool_call = mapping.permission_tool_call(
                 self.wire, execution.call_id, execution.name, execution.arguments, None, reason
             )
+        options = mapping.permission_options(
+            scopes.allow or scopes.reject, offer_always=scopes.allow is not None, reject_label=scopes.reject
+        )
         return await self.channel.request_permission(self.id, tool_call, options)
 
     def cancel_turn(self, why: str) -> None:

@@ -46,9 +46,9 @@ from registry_core.presentation import CallViewT, ResultViewT
 from registry_core.registry import ExecutionMode
 
 from . import mapping
-from .channel import ClientChannel, Update
+from .channel import ClientChannel
 from .live_output import LiveOutput
-from .mapping import ToolStatus, WireContext
+from .mapping import ToolCallUpdate, ToolStatus, Update, WireContext
 from .models import (
     AssistantMessage,
     Message,
@@ -451,7 +451,7 @@ class Turn:
             state.status = target
             self._send(mapping.tool_call_status(state.wire, call_id, target))
 
-    async def permission_tool_call(self, execution: ToolExecution, reason: str | None) -> dict[str, Any]:
+    async def permission_tool_call(self, execution: ToolExecution, reason: str | None) -> ToolCallUpdate:
         """The `toolCall` of a permission question: this call's card, or (another turn's or a nested call)
         a card of its own arguments. The preview step comes first: a tool with a `preview_call` computes
         its card against the world as it is now (a file change's real hunks), and the pending card is

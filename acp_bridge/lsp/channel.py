@@ -26,15 +26,15 @@ import asyncio
 import itertools
 import logging
 import os
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 from lsprotocol import types
 
-from ..channel import ClientCapabilities, PermissionOutcome, Update
+from ..channel import ClientCapabilities, PermissionOption, PermissionOutcome, ToolCallUpdate, Update
 from ..errors import METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, ConnectionClosed, RemoteError
-from ..mapping import display_path
+from ..mapping import TextChunk, display_path, read_update
 from .approval import build_question, describe_call
 from .derive import Action, Begin, End, Log, Report, Show, UpdateView
 from .edits import EditSupport, workspace_edit
@@ -195,7 +195,7 @@ class LspChannel:
         return self._transport.backlog()
 
     async def request_permission(
-        self, session_id: str, tool_call: Update, options: list[dict[str, Any]]
+        self, session_id: str, tool_call: ToolCallUpdate, options: Sequence[PermissionOption]
     ) -> PermissionOutcome:
         if not self.asks:
             reason = (
@@ -212,7 +212,7 @@ class LspChannel:
             message=question.message,
             actions=[types.MessageActionItem(title=title) for title in question.actions],
         )
-        call_id = tool_call.get("toolCallId")
+        call_id = tool_call["toolCallId"]
         await self._progress_begun(session_id, call_id)
         self.perform(self.view.asking(session_id, call_id))
         try:
@@ -309,13 +309,13 @@ class LspChannel:
         reply = self._replies.get(session_id)
         if reply is None:
             return
-        if update.get("sessionUpdate") != "agent_message_chunk":
+        event = read_update(update)
+        if not isinstance(event, TextChunk) or event.kind != "agent_message_chunk":
             # Anything else between two texts (a tool call, a thought) separates the model's steps.
             self._reply_open.discard(session_id)
             return
-        content = update.get("content")
-        text = content.get("text") if isinstance(content, dict) else None
-        if not isinstance(text, str):
+        text = event.text
+        if text is None:
             return
         if session_id in self._reply_open:
             reply[-1] += text
@@ -397,7 +397,7 @@ class LspChannel:
         finally:
             progress.created.set()
 
-    async def _progress_begun(self, session_id: str, call_id: object) -> None:
+    async def _progress_begun(self, session_id: str, call_id: str) -> None:
         """Wait (at most `BEGIN_WAIT` s) until the call's progress `begin` was sent or will never be."""
         token = self.view.token_of(session_id, call_id)
         progress = self._progress.get(token) if token is not None else None

@@ -7,26 +7,25 @@ Must not: decide anything; the session passes the mode, the token counts and the
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
-from .wire import Update
+from .wire import AvailableCommand, AvailableCommandsUpdate, CurrentModeUpdate, UsageUpdate
 
 
-def mode_update(mode_id: str) -> Update:
+def mode_update(mode_id: str) -> CurrentModeUpdate:
     """ACP's `current_mode_update`: the session's permission mode is now `mode_id`."""
     return {"sessionUpdate": "current_mode_update", "currentModeId": mode_id}
 
 
-def usage_update(used: int, size: int) -> Update:
+def usage_update(used: int, size: int) -> UsageUpdate:
     """ACP's `usage_update`: `used` tokens are in the context, of a `size`-token window."""
     return {"sessionUpdate": "usage_update", "used": used, "size": size}
 
 
-def available_commands(commands: Iterable[tuple[str, str, str | None]]) -> Update:
+def available_commands(commands: Iterable[tuple[str, str, str | None]]) -> AvailableCommandsUpdate:
     """ACP's `available_commands_update` from (name, description, input hint or None) triples."""
-    listed: list[dict[str, Any]] = []
+    listed: list[AvailableCommand] = []
     for name, description, hint in commands:
-        command: dict[str, Any] = {"name": name, "description": description}
+        command: AvailableCommand = {"name": name, "description": description}
         if hint is not None:
             command["input"] = {"hint": hint}
         listed.append(command)

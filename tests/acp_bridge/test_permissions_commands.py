@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from acp_bridge.permissions import PolicyConfig, SessionPermissions, permission_options
+from acp_bridge import mapping
+from acp_bridge.permissions import PolicyConfig, SessionPermissions
 
 
 @pytest.fixture
@@ -139,7 +140,9 @@ def test_a_working_directory_outside_the_workspace_always_asks(
 def test_always_reject_stays_broad_where_always_allow_is_exact(perms: SessionPermissions) -> None:
     allow_scope = perms.scope_for("bash", _bash("rm -f build.log"))
     reject_scope = perms.reject_scope_for("bash", _bash("rm -f build.log"))
-    names = [o["name"] for o in permission_options(allow_scope, True, reject_scope)]
+    names = [
+        o["name"] for o in mapping.permission_options(allow_scope.label(), reject_label=reject_scope.label())
+    ]
     assert "Always allow the command `rm -f build.log` (this session)" in names
     assert "Always reject `rm` commands (this session)" in names
     perms.remember(reject_scope, allow=False)

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from acp_bridge.permissions import PolicyConfig, SessionPermissions, permission_options
+from acp_bridge import mapping
+from acp_bridge.permissions import PolicyConfig, SessionPermissions
 
 
 @pytest.fixture
@@ -87,7 +88,9 @@ def test_a_call_no_rule_may_cover_is_asked_without_an_always_allow_option(world:
     perms = _perms(workspace)
     args = {"file_path": str(outside / "secret.txt")}
     decision = perms.decide("read", args)
-    options = permission_options(perms.scope_for("read", args), decision.offer_always)
+    options = mapping.permission_options(
+        perms.scope_for("read", args).label(), offer_always=decision.offer_always
+    )
     assert [o["kind"] for o in options] == ["allow_once", "reject_once", "reject_always"]
 
 
