@@ -261,8 +261,10 @@ async def _rg_search(rg: str, args: GrepArgs, root: str, collector: _Collector) 
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
         )
-    except OSError:
-        raise _FallBack from None  # an rg on PATH that cannot run: the Python backend still can
+    except (OSError, ValueError):
+        # An rg on PATH that cannot run, or an argument no command line can carry (a NUL byte in the
+        # pattern): the Python backend still can.
+        raise _FallBack from None
     assert proc.stdout is not None and proc.stderr is not None
     errors = asyncio.ensure_future(_drain(proc.stderr))
     try:

@@ -200,8 +200,9 @@ class LspChannel:
         if not self.asks:
             reason = (
                 "this editor cannot show approval prompts (no window.showMessage capability): allow the "
-                "tool with --allow-tool NAME or --mode accept_edits, or set initializationOptions."
-                "showMessageRequest to true if the editor answers them anyway"
+                "tool with --allow-tool NAME or --mode accept_edits (inside the workspace; a path outside "
+                "it or a file that makes commands run code still needs a prompt, or --mode full_access), "
+                "or set initializationOptions.showMessageRequest to true if the editor answers them anyway"
             )
             # The user hears it now, not only through the card and the agent's next words.
             self.show_message(f"acp-bridge denied {describe_call(tool_call)}: {reason}")
