@@ -38,6 +38,9 @@ class ClientCapabilities:
     fs_write: bool = False
     terminal: bool = False
     client_name: str | None = None
+    # `elicitation/create` (ACP elicitation), by mode: a form the editor fills in, or a URL it opens.
+    elicitation_form: bool = False
+    elicitation_url: bool = False
 
     @staticmethod
     def from_acp(
@@ -50,12 +53,16 @@ class ClientCapabilities:
         meta = caps.get("_meta")
         meta = meta if isinstance(meta, Mapping) else {}
         name = client_info.get("name") if isinstance(client_info, Mapping) else None
+        elicitation = caps.get("elicitation")
+        elicitation = elicitation if isinstance(elicitation, Mapping) else {}
         return ClientCapabilities(
             terminal_meta=meta.get("terminal_output") is True,
             fs_read=fs.get("readTextFile") is True,
             fs_write=fs.get("writeTextFile") is True,
             terminal=caps.get("terminal") is True,
             client_name=name if isinstance(name, str) else None,
+            elicitation_form=isinstance(elicitation.get("form"), Mapping),
+            elicitation_url=isinstance(elicitation.get("url"), Mapping),
         )
 
 

@@ -133,7 +133,7 @@ def _host_and_port(url: str) -> str | None:
     return shown if port is None else f"{shown}:{port}"
 
 
-ScopeKind = Literal["prefix", "exact", "path", "host", "tool"]
+ScopeKind = Literal["prefix", "exact", "path", "host", "tool", "server"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +147,8 @@ class Scope:
     display: str = ""  # the value as shown to people (a path relative to the session cwd)
 
     def label(self) -> str:
+        if self.kind == "server" or (self.kind == "tool" and self.value):
+            return _external_label(self)
         if self.kind == "prefix":
             assert isinstance(self.value, tuple)
             return f"`{shlex.join(self.value)}` commands"
@@ -159,6 +161,8 @@ class Scope:
         return f"every `{self.tool}` call"
 
     def matches(self, other: Scope | None, command: str | None = None) -> bool:
+        if self.kind == "server":
+            return _server_scope_matches(self, other)
         if other is None or other.tool != self.tool:
             return False
         if self.kind == "prefix":
@@ -210,6 +214,8 @@ class SessionPermissions:
 
     def __init__(self, config: PolicyConfig, cwd: str, roots: tuple[str, ...]) -> None:
         self.config = config
+        # The session's MCP tools (registered by `acp_bridge.mcp`): see "external tools" below.
+        self.external_tools: dict[str, ExternalTool] = {}
         self._mode: ModeId = config.mode
         self.version = 0
         self.cwd = cwd
@@ -244,6 +250,9 @@ class SessionPermissions:
         return None
 
     def scope_for(self, tool: str, args: Any) -> Scope:
+        external = self.external_tools.get(tool)
+        if external is not None:
+            return external.tool_scope(tool)
         cls = self.config.classes.get(tool)
         if cls == "execute" and isinstance(args, Mapping) and isinstance(args.get("command"), str):
             command = args["command"].strip()
@@ -286,7 +295,7 @@ class SessionPermissions:
         if rule is not None and not rule.allow:
             text = f"Denied by your session rule: {rule.describe()}."
             return Decision("deny", text, text)
-        if self._mode == "plan" and cls in (None, "edit", "execute", "fetch"):
+        if self._mode == "plan" and cls in (None, "edit", "execute", "fetch") and not self._plan_safe(tool):
             text = (
                 f"Denied: the session is in {mode.name} mode, so `{tool}` cannot run. "
                 "Switch the session mode to let it run."
@@ -315,6 +324,16 @@ class SessionPermissions:
             return Decision("ask")
         return Decision("ask")
 
+    def _plan_safe(self, tool: str) -> bool:
+        """An MCP tool that says it only reads (`readOnlyHint`) may run in plan mode; it still asks."""
+        external = self.external_tools.get(tool)
+        return external is not None and external.read_only
+
+    def server_scope_for(self, tool: str) -> Scope | None:
+        """The wider "always" an MCP tool's question also offers: every tool of its server."""
+        external = self.external_tools.get(tool)
+        return external.server_scope(tool) if external is not None else None
+
     def remember(self, scope: Scope, allow: bool) -> Rule:
         rule = Rule(scope, allow)
         # The newest answer for the same scope replaces an older one.
@@ -339,12 +358,23 @@ class SessionPermissions:
         return "\n".join(lines)
 
 
-def permission_options(scope: Scope) -> list[dict[str, Any]]:
-    """The four ACP PermissionOptions; the option id equals its kind. "Always" names show the scope."""
+def permission_options(scope: Scope, server_scope: Scope | None = None) -> list[dict[str, Any]]:
+    """The four ACP PermissionOptions; the option id equals its kind. "Always" names show the scope.
+    With `server_scope` (an MCP tool), a fifth option allows every tool of its server for the session."""
     label = scope.label()
+    wider = []
+    if server_scope is not None:
+        wider = [
+            {
+                "optionId": ALLOW_SERVER_OPTION,
+                "name": f"Always allow {server_scope.label()} (this session)",
+                "kind": "allow_always",
+            }
+        ]
     return [
         {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
         {"optionId": "allow_always", "name": f"Always allow {label} (this session)", "kind": "allow_always"},
+        *wider,
         {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
         {
             "optionId": "reject_always",
@@ -438,8 +468,9 @@ class PermissionGate:
                     return ApprovalAnswer("allowed-once")
                 return ApprovalAnswer("denied", decision.reason)
             scope = host.permissions.scope_for(tool, execution.arguments)
+            server_scope = host.permissions.server_scope_for(tool)
             try:
-                outcome = await host.ask_user(execution, reason, permission_options(scope))
+                outcome = await host.ask_user(execution, reason, permission_options(scope, server_scope))
             except (RemoteError, ConnectionClosed, ValueError) as exc:
                 log.warning("permission request for %s failed: %s", execution.call_id, exc)
                 return ApprovalAnswer(
@@ -460,6 +491,10 @@ class PermissionGate:
         if option == "allow_once":
             self._on_decision(host, execution, Decision("allow"))
             return ApprovalAnswer("allowed-once")
+        if option == ALLOW_SERVER_OPTION:
+            server_scope = host.permissions.server_scope_for(tool)
+            scope = server_scope if server_scope is not None else scope
+            option = "allow_always"
         if option == "allow_always":
             rule = host.permissions.remember(scope, allow=True)
             self._on_decision(host, execution, Decision("allow", note=f"You chose: {rule.describe()}."))
@@ -477,3 +512,39 @@ class PermissionGate:
         return ApprovalAnswer(
             "denied", f"`{tool}` was denied: the client answered with an unknown option {option!r}."
         )
+
+
+# --- external tools (MCP servers) -----------------------------------------------------------------
+# A session's MCP tools are registered here by `acp_bridge.mcp` as they come and go. They ask by default
+# (no class), whatever their annotations say: annotations are the server's claims. `readOnlyHint: true`
+# only lets a tool run in plan mode (still asking). An "always" answer covers the one tool of the one
+# server (scope kind "tool", its value the server), or every tool of the server when the user picks that
+# option (scope kind "server").
+
+ALLOW_SERVER_OPTION = "allow_always_server"
+
+
+@dataclass(frozen=True, slots=True)
+class ExternalTool:
+    """An MCP tool as the policy sees it: its server, and whether it says it only reads."""
+
+    server: str
+    tool: str
+    read_only: bool = False
+
+    def tool_scope(self, name: str) -> Scope:
+        return Scope(name, "tool", self.server, f"{self.server}: {self.tool}")
+
+    def server_scope(self, name: str) -> Scope:
+        return Scope(f"mcp server {self.server}", "server", self.server, self.server)
+
+
+def _external_label(scope: Scope) -> str:
+    if scope.kind == "server":
+        return f"every tool of MCP server `{scope.display or scope.value}`"
+    return f"every `{scope.display or scope.tool}` call"
+
+
+def _server_scope_matches(rule: Scope, call: Scope | None) -> bool:
+    """A server rule covers the calls of its server's tools (whose tool scope names the server)."""
+    return call is not None and call.kind == "tool" and bool(call.value) and call.value == rule.value

@@ -49,7 +49,9 @@ from registry_core import (
     TIMEOUT,
     CancelController,
     CancelReason,
+    StatusProgress,
     TerminalCallView,
+    TerminalOutputProgress,
     TerminalResultView,
     TextBlock,
     ToolDefinition,
@@ -73,6 +75,7 @@ from registry_core.registry import ExecutionMode
 from . import mapping
 from .live_output import LiveOutput
 from .mapping import ToolStatus, WireContext
+from .mcp.present import presentation_definition
 from .models import (
     AssistantMessage,
     Message,
@@ -157,7 +160,7 @@ class Presentable:
     @staticmethod
     def of(scope: ToolScope, name: str, arguments: Any) -> Presentable | None:
         """None when the tool is unknown or the arguments do not parse (the cards are then generic)."""
-        definition = scope.get(name)
+        definition = scope.get(name) or presentation_definition(name)
         if definition is None or isinstance(arguments, str):
             return None
         try:
@@ -252,19 +255,35 @@ class Turn:
 
     async def run(self, user_text: str) -> StopReason:
         session = self.session
+        servers = session.mcp
+        if servers is not None:
+            # The session's MCP servers: wait for their start, report failures, expand `/server:prompt`.
+            prepared = await servers.prepare_turn(
+                user_text, self.controller.signal, lambda text: self._send(mapping.agent_message_chunk(text))
+            )
+            if prepared is None:
+                return "cancelled" if self.cancelled else "end_turn"
+            user_text = prepared
         self.history.append(UserMessage(user_text))
         self._record({"type": "user", "text": user_text})
-        tools = [ToolSpec(s["name"], s["description"], s["parameters"]) for s in session.scope.schemas()]
+        registry = session.scope.registry
+        tools, tools_version = self._tools(), registry.tools_version
         try:
             for step_index in range(session.max_steps):
                 if self.cancelled:
                     return "cancelled"
+                if registry.tools_version != tools_version:
+                    # A tool came or went (an MCP server's list changed): the next step sees the new list.
+                    tools, tools_version = self._tools(), registry.tools_version
+                prompt = system_prompt(session.cwd, session.roots)
+                if servers is not None:
+                    prompt += servers.instructions()
                 request = StepRequest(
                     messages=tuple(self.history),
                     tools=tools,
                     turn_index=session.turn_index,
                     step_index=step_index,
-                    system_prompt=system_prompt(session.cwd, session.roots),
+                    system_prompt=prompt,
                 )
                 out = await self._model_step(request)
                 text, thought = "".join(out.text), "".join(out.thought)
@@ -300,6 +319,9 @@ class Turn:
             return "max_turn_requests"
         finally:
             self._settle_leftovers()
+
+    def _tools(self) -> list[ToolSpec]:
+        return [ToolSpec(s["name"], s["description"], s["parameters"]) for s in self.session.scope.schemas()]
 
     async def _model_step(self, request: StepRequest) -> _StepOutput:
         """Stream one step. `complete` stays None when the turn was cancelled mid-stream."""
@@ -446,10 +468,13 @@ class Turn:
 
     def _on_progress(self, execution: ToolExecution, progress: ToolProgress) -> None:
         state = self.calls.get(execution.call_id)
-        if state is None or state.live is None or state.done:
+        if state is None or state.done:
             return
-        if getattr(progress, "kind", None) == "terminal_output":
-            state.live.feed(progress.data)
+        if isinstance(progress, TerminalOutputProgress):
+            if state.live is not None:
+                state.live.feed(progress.data)
+        elif isinstance(progress, StatusProgress) and not isinstance(state.view, TerminalCallView):
+            self._send(mapping.tool_call_progress(state.wire, execution.call_id, state.view, progress))
 
     def decide(self, execution: ToolExecution, permissions: SessionPermissions) -> Decision:
         """The policy's decision for a call: for one of this turn's cards, the one made when it was

@@ -16,6 +16,7 @@ MODULES = {
     "registry": "benchmarks.registry_bench",
     "presenters": "benchmarks.presenters_bench",
     "bridge": "benchmarks.bridge_bench",
+    "mcp": "benchmarks.mcp_bench",
 }
 
 

@@ -18,6 +18,7 @@ from registry_core import ToolResult
 from registry_core.content import content_text
 from registry_core.presentation import (
     CallViewT,
+    ContentText,
     GenericResultView,
     ReadResultView,
     ResultViewT,
@@ -28,7 +29,7 @@ from registry_core.presentation import (
 )
 
 from .blocks import _bridge_meta
-from .budget import _fit
+from .budget import _bounded_raw_input, _fit
 from .paths import display_path, resolve_path
 from .renderers import _error_message, _result_card
 from .text import _console, _console_text, _fence, _one_line, _tail, _text_block, _truncate_middle
@@ -100,7 +101,7 @@ def _terminal_completed(
     if terminal is not None and terminal.output is not None:
         output = terminal.output
     elif isinstance(view, GenericResultView) and view.content:
-        output = "\n".join(c.text for c in view.content)
+        output = "\n".join(c.text for c in view.content if isinstance(c, ContentText))
     else:
         output = content_text(result.content)
     exit_code = terminal.exit_code if terminal else None
@@ -197,6 +198,9 @@ def _raw_output(result: ToolResult, view: ResultViewT | None, cwd: str) -> dict[
     elif isinstance(view, WebResultView) and view.url:
         out["url"] = view.url
         out["statusCode"] = view.status_code
+    elif isinstance(view, GenericResultView) and view.raw_output is not None:
+        # The result's own structured data (an MCP tool's `structuredContent`), bounded like rawInput.
+        out["structuredContent"] = _bounded_raw_input(view.raw_output)
     text = content_text(result.content)
     if text:
         out["text"] = _truncate_middle(text, RAW_OUTPUT_TEXT_CHARS)
