@@ -31,6 +31,7 @@ class ClientCapabilities:
     `terminal_meta`: Zed's display-only terminal convention (`clientCapabilities._meta.terminal_output`).
     `fs_read` / `fs_write`: `fs/read_text_file` / `fs/write_text_file` (unsaved buffers, reviewable edits).
     `terminal`: the client's `terminal/*` methods (advertised by clients, not used by the bridge yet).
+    `elicitation_form` / `elicitation_url`: `elicitation/create` (an MCP server's questions to the user).
     """
 
     terminal_meta: bool = False

@@ -6,8 +6,9 @@ is configured); it checks params, calls the `SessionManager`, and shapes ACP res
 succeeded every other request is refused (-32600, as the ACP TypeScript SDK's agent router answers a first
 request that is not `initialize`, `src/protocol-router.ts`) and every notification is ignored (logged):
 the client's capabilities are not known before it, and a session made without them would use the wrong
-file access. `AcpChannel` is the core's `ClientChannel` over the same JSON-RPC peer (session/update,
-session/request_permission, fs/*).
+file access. `session/new` and `session/load` hand their `mcpServers` to the core (`acp_bridge.mcp`).
+`AcpChannel` is the core's `ClientChannel` over the same JSON-RPC peer (session/update,
+session/request_permission, fs/*, and elicitation/create for the session's MCP servers).
 `claim_stdio` claims the process's stdio: the protocol moves to private descriptors, fd 0 becomes
 /dev/null and fd 1 becomes stderr, so neither a stray `print` nor a tool's child process can corrupt or
 steal protocol frames; the command line claims it before setting anything up and hands the descriptors

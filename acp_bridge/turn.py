@@ -21,6 +21,12 @@ own (the turn ended first) is logged with the result it showed, so a reloaded se
 model the same. A result is logged before its card is sent, so no card the client saw completed replays as
 unfinished.
 
+A session with MCP servers (`acp_bridge.mcp`) first waits for them to start (bounded; failures are said
+once as an agent message) and may turn a `/server:prompt` command into the prompt's text; their
+instructions join the system prompt, and the tool list is rebuilt for the next step whenever the
+registry's `tools_version` moved (a server's `list_changed`). A non-terminal tool's progress
+(`StatusProgress`) redraws its card live.
+
 Cancellation is one `CancelController` per turn: it cancels the model stream (its task), every running tool
 (the pipeline cancels the body, and `bash` kills its process group) and every pending permission question.
 
@@ -75,7 +81,6 @@ from registry_core.registry import ExecutionMode
 from . import mapping
 from .live_output import LiveOutput
 from .mapping import ToolStatus, WireContext
-from .mcp.present import presentation_definition
 from .models import (
     AssistantMessage,
     Message,
@@ -160,7 +165,12 @@ class Presentable:
     @staticmethod
     def of(scope: ToolScope, name: str, arguments: Any) -> Presentable | None:
         """None when the tool is unknown or the arguments do not parse (the cards are then generic)."""
-        definition = scope.get(name) or presentation_definition(name)
+        definition = scope.get(name)
+        if definition is None and name.startswith("mcp__"):
+            # An MCP tool whose server is not running (a replayed session): its cards need no server.
+            from .mcp.present import presentation_definition
+
+            definition = presentation_definition(name)
         if definition is None or isinstance(arguments, str):
             return None
         try:

@@ -250,7 +250,8 @@ class ServerHandle:
             then = "It was restarted too often, so its tools are withdrawn."
             self._withdraw_tools()
         self.reason = self._why(f"stopped: {conn.lost}", conn, then)
-        self.servers.report(self.reason, key=("lost", self.name, self.restarts))
+        # Said once: on the card of a call that was running (its failure says it), else at the next prompt.
+        self.servers.report(self.reason, key=("lost", self.name, self.restarts), shown=bool(self.in_flight))
 
     # --- calls --------------------------------------------------------------------------------------
 
@@ -450,12 +451,13 @@ class SessionServers:
         for handle in self.handles:
             handle.start()
 
-    def report(self, text: str, key: object = None) -> None:
-        """Tell the user `text` at the next prompt (once per `key`, or per text)."""
+    def report(self, text: str, key: object = None, *, shown: bool = False) -> None:
+        """Tell the user `text` at the next prompt, once per `key` (or text); `shown`: a card already did."""
         key = key if key is not None else text
         if key not in self._reported:
             self._reported.add(key)
-            self._reports.append(text)
+            if not shown:
+                self._reports.append(text)
 
     def taken_names(self) -> set[str]:
         return {r.name for h in self.handles for r in h.tools.values()}

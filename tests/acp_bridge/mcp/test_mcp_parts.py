@@ -331,3 +331,26 @@ def test_mcp_tools_ask_and_always_covers_the_tool_or_the_server() -> None:
     permissions.mode = "plan"
     assert permissions.decide("mcp__gh__read", {}).kind == "ask"
     assert permissions.decide("mcp__gh__write", {}).kind == "deny"
+
+
+def test_only_the_client_and_its_transport_import_the_sdk() -> None:
+    """The rest of the bridge stays importable (and fast to start) without the MCP SDK."""
+    from ..test_core_boundaries import REPO, imports_of
+
+    sdk = ("mcp", "mcp_types", "httpx2", "anyio")
+    users = {
+        str(path.relative_to(REPO))
+        for path in (REPO / "acp_bridge").rglob("*.py")
+        if any(name.split(".")[0] in sdk for name in imports_of(path))
+    }
+    assert users == {"acp_bridge/mcp/client.py", "acp_bridge/mcp/stdio.py"}
+
+
+def test_the_lsp_face_reads_mcp_servers_from_its_initialization_options() -> None:
+    from acp_bridge.lsp.options import LspOptions
+
+    servers = {"docs": {"url": "http://127.0.0.1:1/mcp"}}
+    options = LspOptions.from_init({"model": "scripted", "mcpServers": servers})
+    assert options.mcp_servers == servers
+    assert parse_any(options.mcp_servers).servers == (HttpServer("docs", "http://127.0.0.1:1/mcp"),)
+    assert LspOptions.from_init({}).mcp_servers is None

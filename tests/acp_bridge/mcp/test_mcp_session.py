@@ -153,8 +153,9 @@ async def test_a_crashed_server_is_reported_and_restarted_on_its_next_call(
         {"tool_calls": [call("e1", "echo", message="again")]},
         {"text": "x"},
     ]
-    core: Core = core_factory([turn])
+    core: Core = core_factory([turn, [{"text": "y"}]])
     session = core.session(tmp_path, [workbench_stdio()])
+    assert await session.prompt(TEXT) == "end_turn"
     assert await session.prompt(TEXT) == "end_turn"
     crashed = core.channel.card("k1")
     assert crashed["status"] == "failed"
@@ -162,6 +163,26 @@ async def test_a_crashed_server_is_reported_and_restarted_on_its_next_call(
     assert "MCP server `bench` stopped: it exited with code 3" in text
     assert "workbench: about to crash" in text  # its last stderr lines
     assert results(core)["e1"].content == "Echo: again"  # restarted for the next call
+    assert "stopped" not in core.channel.messages()  # the failed card said it: not said twice
+
+
+async def test_a_server_that_dies_between_prompts_is_reported_at_the_next_one(
+    core_factory: Any, tmp_path: Path
+) -> None:
+    again = {"tool_calls": [call("e2", "echo", message="back")]}
+    core: Core = core_factory([[{"text": "first"}], [again, {"text": "second"}]])
+    session = core.session(tmp_path, [workbench_stdio()])
+    assert await session.prompt(TEXT) == "end_turn"
+    (server,) = core.server_processes()
+    server.kill()
+    assert session.mcp is not None
+    await wait_until(lambda: session.mcp is not None and session.mcp.handles[0].state == "lost")
+    assert await session.prompt(TEXT) == "end_turn"
+    said = core.channel.messages()
+    assert (
+        "MCP server `bench` stopped: it was killed by SIGKILL. It will be restarted on its next call." in said
+    )
+    assert results(core)["e2"].content == "Echo: back"
 
 
 async def test_a_server_that_crashes_too_often_is_withdrawn(core_factory: Any, tmp_path: Path) -> None:
