@@ -13,6 +13,7 @@ from typing import Any
 
 import psutil
 from acp import schema
+from pydantic import TypeAdapter
 
 from ..bridge_harness import Bridge, RecordingClient, selected, write_script
 from ..conftest import StartBridge
@@ -117,6 +118,44 @@ async def test_servers_from_mcp_config_start_in_every_session_and_stop_with_it(
     await asyncio.wait_for(bridge.conn.close_session(session_id=session_id), 10)
     await asyncio.to_thread(psutil.wait_procs, [process], 5)
     assert not workbench_processes(bridge)
+
+
+class ElicitingClient(RecordingClient):
+    """A client that supports ACP elicitation (forms): it answers with a name."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.elicited: list[dict[str, Any]] = []
+
+    async def create_elicitation(self, message: str, mode: Any, **kwargs: Any) -> Any:
+        self.elicited.append({"message": message, "mode": mode.model_dump(by_alias=True, exclude_none=True)})
+        return schema.AcceptElicitationResponse(action="accept", content={"name": "Grace"})
+
+
+async def test_a_servers_question_reaches_the_editor_as_acp_elicitation(
+    bridges: StartBridge, tmp_path: Path, workspace: Path
+) -> None:
+    call = {"id": "q1", "name": "mcp__bench__ask", "arguments": {}}
+    script = write_script(tmp_path / "s.json", [[{"tool_calls": [call]}, {"text": "ok"}]])
+    client = ElicitingClient()
+    bridge = await bridges("--allow-tool", "mcp__bench__ask", model=script, client=client, unstable=True)
+    caps = schema.ClientCapabilities(
+        elicitation=schema.ElicitationCapabilities(form=schema.ElicitationFormCapabilities())
+    )
+    await asyncio.wait_for(bridge.conn.initialize(protocol_version=1, client_capabilities=caps), 10)
+    response = await asyncio.wait_for(
+        bridge.conn.new_session(cwd=str(workspace), mcp_servers=[stdio_server()]), 10
+    )
+    session_id = str(response.session_id)
+    assert await bridge.prompt(session_id, "ask me", within=60) == "end_turn"
+    (asked,) = client.elicited
+    assert asked["message"] == "Your name?"
+    assert (asked["mode"]["sessionId"], asked["mode"]["toolCallId"]) == (session_id, "q1")
+    (frame,) = [f for f in bridge.frames if f.get("method") == "elicitation/create"]
+    TypeAdapter(schema.CreateElicitationRequest).validate_python(frame["params"])  # ACP's own shape
+    card = _fold(bridge.updates(session_id))["q1"]
+    assert card["status"] == "completed"
+    assert "elicited: accept {'name': 'Grace'}" in str(card["content"])
 
 
 async def test_a_bad_mcp_config_file_stops_the_bridge_with_a_message(tmp_path: Path) -> None:
