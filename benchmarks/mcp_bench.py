@@ -5,8 +5,9 @@ Rows:
   of `echo` on the workbench server (tests/acp_bridge/mcp/servers/workbench.py, stdio), one per step, or
   all in one step (run `PARALLEL` at a time by the registry's scheduler), timed from `session/prompt` to
   its answer; the baseline is the same `CALLS` calls made with the SDK's `ClientSession` over its own
-  `stdio_client`, against the same server, one at a time or `PARALLEL` at a time. Target: <= 1.5x the
-  baseline (what the bridge adds: the model steps, the policy, the cards and the ACP frames);
+  `stdio_client`, against the same server in the same environment, one at a time or `PARALLEL` at a time,
+  in rounds that alternate with the bridge's. Target: <= 1.5x the baseline (what the bridge adds: the model
+  steps, the policy, the cards and the ACP frames);
 - `session/new` with three stdio MCP servers, answered: <= 20 ms (they start in the background; the
   baseline is `session/new` without servers in the same bridge);
 - spawn → `initialize` with `--mcp-config` naming three servers: no slower than without (the SDK is not
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -61,7 +63,9 @@ async def _calls(work: Path, parallel: bool) -> tuple[float, float, float]:
     script = work / f"calls-{parallel}.json"
     turns = [turn(0, PARALLEL)] + [turn(t + 1, CALLS) for t in range(ROUNDS)]
     script.write_text(json.dumps({"turns": [{"steps": steps} for steps in turns]}))
-    params = StdioServerParameters(command=sys.executable, args=WORKBENCH, env={"PYTHONPATH": str(REPO)})
+    # The environment the bridge gives its stdio servers (the user's), so the server runs alike for both.
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    params = StdioServerParameters(command=sys.executable, args=WORKBENCH, env=env)
     width = PARALLEL if parallel else 1
     direct: list[float] = []
     bridged: list[float] = []
