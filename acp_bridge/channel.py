@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 # The wire shapes are the mapping's (one definition, `mapping/wire.py`); the core sees them from here.
+from .mapping.wire import ALLOW_SERVER_OPTION as ALLOW_SERVER_OPTION
 from .mapping.wire import PermissionKind as PermissionKind
 from .mapping.wire import PermissionOption as PermissionOption
 from .mapping.wire import ToolCallUpdate as ToolCallUpdate
@@ -32,6 +33,7 @@ class ClientCapabilities:
     `terminal_meta`: Zed's display-only terminal convention (`clientCapabilities._meta.terminal_output`).
     `fs_read` / `fs_write`: `fs/read_text_file` / `fs/write_text_file` (unsaved buffers, reviewable edits).
     `terminal`: the client's `terminal/*` methods (advertised by clients, not used by the bridge yet).
+    `elicitation_form` / `elicitation_url`: `elicitation/create` (an MCP server's questions to the user).
     """
 
     terminal_meta: bool = False
@@ -39,6 +41,9 @@ class ClientCapabilities:
     fs_write: bool = False
     terminal: bool = False
     client_name: str | None = None
+    # `elicitation/create` (ACP elicitation), by mode: a form the editor fills in, or a URL it opens.
+    elicitation_form: bool = False
+    elicitation_url: bool = False
 
     @staticmethod
     def from_acp(
@@ -51,12 +56,16 @@ class ClientCapabilities:
         meta = caps.get("_meta")
         meta = meta if isinstance(meta, Mapping) else {}
         name = client_info.get("name") if isinstance(client_info, Mapping) else None
+        elicitation = caps.get("elicitation")
+        elicitation = elicitation if isinstance(elicitation, Mapping) else {}
         return ClientCapabilities(
             terminal_meta=meta.get("terminal_output") is True,
             fs_read=fs.get("readTextFile") is True,
             fs_write=fs.get("writeTextFile") is True,
             terminal=caps.get("terminal") is True,
             client_name=name if isinstance(name, str) else None,
+            elicitation_form=isinstance(elicitation.get("form"), Mapping),
+            elicitation_url=isinstance(elicitation.get("url"), Mapping),
         )
 
 

@@ -36,6 +36,7 @@ from .settings import DEFAULT_MAX_STEPS, MODES
 if TYPE_CHECKING:
     from registry_core import ToolDefinition
 
+    from .mcp import ServerList
     from .models import ModelBackend, ModelError, StepEvent, StepRequest
     from .sessions import CoreConfig
     from .store import SessionStore
@@ -114,6 +115,7 @@ def add_core_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="MODULE:FUNC",
         help="also register the tools FUNC() returns (a list of ToolDefinition); for tests and extensions",
     )
+    other.add_argument("--mcp-config", metavar="PATH", help="start the MCP servers of PATH in every session")
 
 
 def configure_logging(level: str, log_file: str | None) -> None:
@@ -178,6 +180,19 @@ def load_tools(extra: Sequence[str], *, allow_private_network: bool = False) -> 
     return tools
 
 
+def load_mcp_config(path: str | None) -> ServerList | None:
+    """The `--mcp-config` servers (the file's format: `acp_bridge.mcp.config`). Raises SystemExit with a
+    message for a file that cannot be read; a bad entry is reported in each session instead."""
+    if path is None:
+        return None
+    from .mcp import ConfigError, load_config_file
+
+    try:
+        return load_config_file(path)
+    except ConfigError as exc:
+        raise SystemExit(f"acp-bridge: --mcp-config: {exc}") from None
+
+
 @dataclass(frozen=True, slots=True)
 class CoreSetup:
     backend: ModelBackend
@@ -212,7 +227,12 @@ def core_setup(args: argparse.Namespace) -> CoreSetup:
     return CoreSetup(
         backend=load_model(args.model, args.base_url),
         tools=load_tools(args.extra_tools, allow_private_network=args.allow_private_network),
-        config=CoreConfig(max_steps=args.max_steps, policy=policy, context_window=args.context_window),
+        config=CoreConfig(
+            max_steps=args.max_steps,
+            policy=policy,
+            context_window=args.context_window,
+            mcp_servers=load_mcp_config(args.mcp_config),
+        ),
         store=SessionStore(args.state_dir) if args.state_dir else None,
     )
 

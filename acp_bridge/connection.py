@@ -6,8 +6,9 @@ is configured); it checks params, calls the `SessionManager`, and shapes ACP res
 succeeded every other request is refused (-32600, as the ACP TypeScript SDK's agent router answers a first
 request that is not `initialize`, `src/protocol-router.ts`) and every notification is ignored (logged):
 the client's capabilities are not known before it, and a session made without them would use the wrong
-file access. `AcpChannel` is the core's `ClientChannel` over the same JSON-RPC peer (session/update,
-session/request_permission, fs/*).
+file access. `session/new` and `session/load` hand their `mcpServers` to the core (`acp_bridge.mcp`).
+`AcpChannel` is the core's `ClientChannel` over the same JSON-RPC peer (session/update,
+session/request_permission, fs/*, and elicitation/create for the session's MCP servers).
 `claim_stdio` claims the process's stdio: the protocol moves to private descriptors, fd 0 becomes
 /dev/null and fd 1 becomes stderr, so neither a stray `print` nor a tool's child process can corrupt or
 steal protocol frames; the command line claims it before setting anything up and hands the descriptors
@@ -97,6 +98,14 @@ class AcpChannel:
         await self.peer.request(
             "fs/write_text_file", {"sessionId": session_id, "path": path, "content": content}
         )
+
+    async def request_elicitation(self, session_id: str, params: dict[str, Any]) -> dict[str, Any]:
+        """An MCP server's `elicitation/create`, put to the editor as ACP's (`params` carry the session id,
+        and the call's id when one call of the server runs). Only when `capabilities.elicitation_*`."""
+        raw = await self.peer.request("elicitation/create", params)
+        if not isinstance(raw, Mapping) or raw.get("action") not in ("accept", "decline", "cancel"):
+            raise ValueError(f"elicitation/create answered without an action: {raw!r}")
+        return dict(raw)
 
 
 def _params(raw: object) -> Mapping[str, Any]:
@@ -208,7 +217,7 @@ class AcpAgent:
                 # Truthful: load and list exist only with a store (--state-dir).
                 "loadSession": self.store is not None,
                 "promptCapabilities": {"image": False, "audio": False, "embeddedContext": False},
-                "mcpCapabilities": {"http": False, "sse": False},
+                "mcpCapabilities": {"http": True, "sse": True},
                 "sessionCapabilities": {"close": {}, **({"list": {}} if self.store is not None else {})},
             },
             "authMethods": [],
@@ -221,14 +230,9 @@ class AcpAgent:
 
     async def new_session(self, raw: object, _id: object) -> Reply:
         params = _params(raw)
-        session = self.manager.new_session(params.get("cwd"), params.get("additionalDirectories"))
-        servers = params.get("mcpServers")
-        if isinstance(servers, list) and servers:
-            log.warning(
-                "session %s: %d MCP server(s) offered; MCP is not supported, ignoring",
-                session.id,
-                len(servers),
-            )
+        session = self.manager.new_session(
+            params.get("cwd"), params.get("additionalDirectories"), params.get("mcpServers")
+        )
         result = {
             "sessionId": session.id,
             "modes": _modes_state(session),
@@ -247,7 +251,7 @@ class AcpAgent:
         if loaded is None:
             raise ResourceNotFound(f"no stored session {quoted(session_id)}", data={"sessionId": session_id})
         # The replay's updates go out before this response, as ACP requires.
-        session = self.manager.load_session(session_id, params.get("cwd"), loaded)
+        session = self.manager.load_session(session_id, params.get("cwd"), loaded, params.get("mcpServers"))
         return {"modes": _modes_state(session), "configOptions": _config_options(session)}
 
     async def list_sessions(self, raw: object, _id: object) -> dict[str, Any]:

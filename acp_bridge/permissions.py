@@ -47,7 +47,7 @@ from presenters import grep as grep_presenter
 from presenters.paths import Located, display_path, locate, relative_inside, resolve
 from registry_core import ALLOW, ApprovalAnswer, Ask, Deny, PreToolDecision, ToolExecution
 
-from .channel import PermissionOutcome
+from .channel import ALLOW_SERVER_OPTION, PermissionOutcome
 from .command_scope import command_prefix, reject_prefix
 from .errors import ConnectionClosed, RemoteError
 from .protected_paths import protected_reason
@@ -116,7 +116,7 @@ def _host_and_port(url: str) -> str | None:
     return shown if port is None else f"{shown}:{port}"
 
 
-ScopeKind = Literal["prefix", "exact", "path", "host", "tool"]
+ScopeKind = Literal["prefix", "exact", "path", "host", "tool", "server"]
 ScopeKey = tuple[str, ScopeKind, "tuple[str, ...] | str", "str | None"]
 
 
@@ -139,6 +139,8 @@ class Scope:
         return (self.tool, self.kind, self.value, self.workdir)
 
     def label(self) -> str:
+        if self.kind == "server" or (self.kind == "tool" and self.value):
+            return _external_label(self)
         where = f" in {self.workdir_display or self.workdir}" if self.workdir is not None else ""
         if self.kind == "prefix":
             assert isinstance(self.value, tuple)
@@ -208,6 +210,8 @@ class SessionPermissions:
 
     def __init__(self, config: PolicyConfig, cwd: str, roots: tuple[str, ...]) -> None:
         self.config = config
+        # The session's MCP tools (registered by `acp_bridge.mcp`): see "external tools" below.
+        self.external_tools: dict[str, ExternalTool] = {}
         self._mode: ModeId = config.mode
         self.version = 0
         self.cwd = cwd
@@ -252,6 +256,9 @@ class SessionPermissions:
         return locate(path, self.roots, self.real_roots, normalised=True)
 
     def _examine(self, tool: str, cls: ToolClass | None, args: Any) -> _Call:
+        external = self.external_tools.get(tool)
+        if external is not None:
+            return _Call(external.tool_scope(tool).key())
         if not isinstance(args, Mapping):
             return _Call((tool, "tool", "", None))
         try:
@@ -339,6 +346,9 @@ class SessionPermissions:
 
     def scope_for(self, tool: str, args: Any) -> Scope:
         """What an "always" answer for this call would cover, with its display fields for the label."""
+        external = self.external_tools.get(tool)
+        if external is not None:
+            return external.tool_scope(tool)
         tool, kind, value, workdir = self._examine(tool, self.config.classes.get(tool), args).key
         scope = Scope(tool, kind, value, workdir=workdir)
         if scope.kind == "path":
@@ -410,7 +420,7 @@ class SessionPermissions:
             if rule is not None:
                 text = f"Denied by your session rule: {rule.describe()}."
                 return Decision("deny", text, text)
-        if self._mode == "plan" and cls in (None, "edit", "execute", "fetch"):
+        if self._mode == "plan" and cls in (None, "edit", "execute", "fetch") and not self._plan_safe(tool):
             text = (
                 f"Denied: the session is in {mode.name} mode, so `{tool}` cannot run. "
                 "Switch the session mode to let it run."
@@ -427,6 +437,8 @@ class SessionPermissions:
                 return Decision("ask", reason, offer_always=False)
         if self._allowed:
             allowed = self._allowed.get(call.key)
+            if allowed is None and tool in self.external_tools:
+                allowed = self._allowed.get(self.external_tools[tool].server_scope(tool).key())
             if allowed is not None:
                 return allowed
         if tool in config.ask_tools:
@@ -451,6 +463,16 @@ class SessionPermissions:
 
     def _spelled_outside(self, path: str) -> bool:
         return all(relative_inside(path, root) is None for root in (*self.roots, *self.real_roots))
+
+    def _plan_safe(self, tool: str) -> bool:
+        """An MCP tool that says it only reads (`readOnlyHint`) may run in plan mode; it still asks."""
+        external = self.external_tools.get(tool)
+        return external is not None and external.read_only
+
+    def server_scope_for(self, tool: str) -> Scope | None:
+        """The wider "always" an MCP tool's question also offers: every tool of its server."""
+        external = self.external_tools.get(tool)
+        return external.server_scope(tool) if external is not None else None
 
     def remember(self, scope: Scope, allow: bool) -> Rule:
         rule = Rule(scope, allow)
@@ -499,6 +521,7 @@ class AlwaysScopes:
 
     allow: str | None
     reject: str
+    server: str | None = None  # an MCP tool's wider answer: every tool of its server
 
 
 # --- the gate: pre-execute listener + approval service ---------------------------------------------
@@ -587,7 +610,12 @@ class PermissionGate:
                 return ApprovalAnswer("denied", decision.reason)
             scope = host.permissions.scope_for(tool, execution.arguments)
             reject_scope = host.permissions.reject_scope_for(tool, execution.arguments)
-            scopes = AlwaysScopes(scope.label() if decision.offer_always else None, reject_scope.label())
+            server_scope = host.permissions.server_scope_for(tool)
+            scopes = AlwaysScopes(
+                scope.label() if decision.offer_always else None,
+                reject_scope.label(),
+                server_scope.label() if server_scope is not None and decision.offer_always else None,
+            )
             try:
                 outcome = await host.ask_user(execution, reason, scopes)
             except (RemoteError, ConnectionClosed, ValueError) as exc:
@@ -599,6 +627,7 @@ class PermissionGate:
             offered = frozenset(
                 {"allow_once", "reject_once", "reject_always"}
                 | ({"allow_always"} if scopes.allow is not None else set())
+                | ({ALLOW_SERVER_OPTION} if scopes.server is not None else set())
             )
             return self._answer(host, execution, (scope, reject_scope), outcome, offered)
 
@@ -623,6 +652,10 @@ class PermissionGate:
         if option == "allow_once":
             self._on_decision(host, execution, Decision("allow"))
             return ApprovalAnswer("allowed-once")
+        if option == ALLOW_SERVER_OPTION:
+            server_scope = host.permissions.server_scope_for(tool)
+            scope = server_scope if server_scope is not None else scope
+            option = "allow_always"
         if option == "allow_always":
             rule = host.permissions.remember(scope, allow=True)
             self._on_decision(host, execution, Decision("allow", note=f"You chose: {rule.describe()}."))
@@ -641,3 +674,37 @@ class PermissionGate:
             "denied",
             f"`{tool}` was denied: the client answered with an unknown option {picked!r} (not one offered).",
         )
+
+
+# --- external tools (MCP servers) -----------------------------------------------------------------
+# A session's MCP tools are registered here by `acp_bridge.mcp` as they come and go. They ask by default
+# (no class), whatever their annotations say: annotations are the server's claims. `readOnlyHint: true`
+# only lets a tool run in plan mode (still asking). An "always" answer covers the one tool of the one
+# server (scope kind "tool", its value the server), or every tool of the server when the user picks that
+# option (scope kind "server").
+
+
+@dataclass(frozen=True, slots=True)
+class ExternalTool:
+    """An MCP tool as the policy sees it: its server, and whether it says it only reads."""
+
+    server: str
+    tool: str
+    read_only: bool = False
+
+    def tool_scope(self, name: str) -> Scope:
+        return Scope(name, "tool", self.server, f"{self.server}: {self.tool}")
+
+    def server_scope(self, name: str) -> Scope:
+        return Scope(f"mcp server {self.server}", "server", self.server, self.server)
+
+
+def _external_label(scope: Scope) -> str:
+    if scope.kind == "server":
+        return f"every tool of MCP server `{scope.display or scope.value}`"
+    return f"every `{scope.display or scope.tool}` call"
+
+
+def _server_scope_matches(rule: Scope, call: Scope | None) -> bool:
+    """A server rule covers the calls of its server's tools (whose tool scope names the server)."""
+    return call is not None and call.kind == "tool" and bool(call.value) and call.value == rule.value

@@ -42,6 +42,11 @@ class Presentable:
     def of(scope: ToolScope, name: str, arguments: Any) -> Presentable | None:
         """None when the tool is unknown or the arguments do not parse (the cards are then generic)."""
         definition = scope.get(name)
+        if definition is None and name.startswith("mcp__"):
+            # An MCP tool whose server is not running (a replayed session): its cards need no server.
+            from .mcp.present import presentation_definition
+
+            definition = presentation_definition(name)
         if definition is None or isinstance(arguments, str):
             return None
         try:

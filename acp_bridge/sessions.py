@@ -4,10 +4,11 @@ A `SessionManager` belongs to one client connection. It owns the tool registry (
 as first pre-execute listener and approval service, the result observer that completes cards and tells the
 session's permissions a call settled), and the sessions, each strictly isolated: its own cwd and roots,
 history, scripted-turn cursor, permission mode and rules (logged on each change, so `session/load` restores
-them), and at most one prompt in flight. A prompt runs as its own task (`Turn.run`, the session being its
-`TurnHost`); `cancel()` fires the turn's signal; should the turn not stop within `CANCEL_GRACE` seconds (a
-tool ignoring it), the prompt answers `cancelled` anyway and the stuck turn is detached (muted, its cards
-closed), so a prompt always answers promptly and the session stays usable.
+them), its MCP servers (`acp_bridge.mcp`, started in the background, stopped with the session), and at
+most one prompt in flight. A prompt runs as its own task (`Turn.run`, the session being its `TurnHost`);
+`cancel()` fires the turn's signal; should the turn not stop within `CANCEL_GRACE` seconds (a tool ignoring
+it), the prompt answers `cancelled` anyway and the stuck turn is detached (muted, its cards closed), so a
+prompt always answers promptly and the session stays usable.
 `close()` does the same, waits for the prompt to answer, then forgets the session. `shutdown()` cancels
 everything and waits for it to stop. A session's durable events go to its `Recorder` as `session_log`
 records; `session/load` replays them (`replay`), then restores the permission state they end with.
@@ -23,7 +24,7 @@ import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
@@ -62,6 +63,10 @@ from .settings import DEFAULT_MAX_STEPS as DEFAULT_MAX_STEPS
 from .system_prompt import system_prompt
 from .turn import StopReason, Turn
 
+if TYPE_CHECKING:
+    from .mcp.config import ServerList
+    from .mcp.servers import SessionServers
+
 log = logging.getLogger(__name__)
 
 # After a cancel, how long the turn gets to stop (tools stop their processes: bash sends SIGTERM, then
@@ -93,6 +98,10 @@ class CoreConfig:
     # The model's context window in tokens, when the deployment knows it: `usage_update` needs a truthful
     # `size`, so without it no usage is reported.
     context_window: int | None = None
+    # MCP servers every session gets (`--mcp-config`), after those its client passes; and how long the
+    # first prompt waits for each server to start.
+    mcp_servers: ServerList | None = None
+    mcp_startup_timeout: float = 30.0
 
 
 class Recorder(Protocol):
@@ -147,6 +156,7 @@ class Session:
         self._task: asyncio.Task[StopReason] | None = None
         self._watchdog: asyncio.TimerHandle | None = None
         self._abandon: asyncio.Future[None] | None = None
+        self.mcp: SessionServers | None = None  # the session's MCP servers, when it has any
 
     # --- GateHost ---------------------------------------------------------------------------------
 
@@ -178,7 +188,10 @@ class Session:
                 self.wire, execution.call_id, execution.name, execution.arguments, None, reason
             )
         options = mapping.permission_options(
-            scopes.allow or scopes.reject, offer_always=scopes.allow is not None, reject_label=scopes.reject
+            scopes.allow or scopes.reject,
+            offer_always=scopes.allow is not None,
+            reject_label=scopes.reject,
+            server_label=scopes.server,
         )
         return await self.channel.request_permission(self.id, tool_call, options)
 
@@ -386,7 +399,12 @@ class Session:
         return mapping.usage_update(used, size)
 
     def available_commands_update(self) -> Update:
-        return mapping.available_commands(COMMANDS)
+        commands = COMMANDS if self.mcp is None else (*COMMANDS, *self.mcp.commands())
+        return mapping.available_commands(commands)
+
+    def commands_changed(self) -> None:
+        """The MCP servers' prompts changed (a server started, or its list changed): announce them."""
+        self.send(self.available_commands_update())
 
 
 class _CommitLog:
@@ -430,6 +448,7 @@ class SessionManager:
         self.sessions: dict[str, Session] = {}
         self._resources: dict[str, SessionResources] = {}
         self._closing = False
+        self._stopping: set[asyncio.Future[None]] = set()  # MCP servers of replaced sessions, stopping
         self.gate = PermissionGate(self._gate_host)
         self.registry = ToolRegistry(approval=self.gate)
         self.registry.on_pre_execute(self.gate.listener, first=True)
@@ -449,7 +468,24 @@ class SessionManager:
         if session is not None:
             session.on_result(execution, result)
 
-    def new_session(self, cwd: object, additional_directories: object = None) -> Session:
+    def _start_mcp(self, session: Session, servers: object) -> None:
+        """Start the session's MCP servers in the background: the ones its client passed, then the
+        configured ones. Loads the MCP code only when there is a server."""
+        configured = self.config.mcp_servers
+        if not servers and not configured:
+            return
+        from .mcp import merge, parse_any
+        from .mcp.config import ServerList as Servers
+        from .mcp.servers import SessionServers
+
+        chosen = merge(parse_any(servers), configured or Servers())
+        if chosen:
+            session.mcp = SessionServers(session, chosen, startup_timeout=self.config.mcp_startup_timeout)
+            session.mcp.start()
+
+    def new_session(
+        self, cwd: object, additional_directories: object = None, mcp_servers: object = None
+    ) -> Session:
         """Raises InvalidParams for a relative or missing cwd (or additional directory), InvalidRequest
         while shutting down."""
         if self._closing:
@@ -476,9 +512,12 @@ class SessionManager:
         remove_stale_temps_soon(session.roots)  # a killed writer's temporary files (see fs_access)
         if self.recorder is not None:
             self.recorder.begin(session_id, session.cwd, session.roots)
+        self._start_mcp(session, mcp_servers)
         return session
 
-    def load_session(self, session_id: object, cwd: object, events: LoadedLog) -> Session:
+    def load_session(
+        self, session_id: object, cwd: object, events: LoadedLog, mcp_servers: object = None
+    ) -> Session:
         """Reopen a stored session: check the cwd, rebuild its history and replay it to the client as
         updates (the same mapping as live). `events` is the stored (header, events). Raises InvalidParams
         (relative or different cwd) or InvalidRequest (the session is open and busy)."""
@@ -499,11 +538,16 @@ class SessionManager:
             raise InvalidRequest(f"session {session_id} is running a prompt; cancel it before loading it")
         session = Session(self, session_id, stored_cwd, header.roots)
         self.sessions[session_id] = session
+        if existing is not None and existing.mcp is not None:
+            stopping = asyncio.ensure_future(existing.mcp.aclose())
+            self._stopping.add(stopping)
+            stopping.add_done_callback(self._stopping.discard)
         remove_stale_temps_soon(session.roots)  # a killed writer's temporary files (see fs_access)
         replayed = replay(session, log_events)
         session.turn_index = replayed.prompts
         if replayed.permissions is not None:
             session.restore_permissions(replayed.permissions)
+        self._start_mcp(session, mcp_servers)
         return session
 
     def get(self, session_id: object) -> Session:
@@ -520,6 +564,8 @@ class SessionManager:
         InvalidParams / ResourceNotFound as `get`."""
         session = self.get(session_id)
         await session.stop()
+        if session.mcp is not None:
+            await session.mcp.aclose()
         if self.sessions.get(session.id) is session:
             del self.sessions[session.id]
             if self.recorder is not None:
@@ -543,6 +589,10 @@ class SessionManager:
         async with anyio.create_task_group() as halting:
             for session in list(self.sessions.values()):
                 halting.start_soon(session.halt, grace)
+        servers = [s.mcp.aclose(grace=1.0) for s in self.sessions.values() if s.mcp is not None]
+        if servers or self._stopping:
+            # Before the processes below: a stdio server's group is stopped by its own connection.
+            await asyncio.gather(*servers, *self._stopping, return_exceptions=True)
         resources, self._resources = list(self._resources.values()), {}
         if resources:
             # A shorter grace than a session's own close: the editor waits for us to exit.

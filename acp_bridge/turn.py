@@ -5,6 +5,11 @@ Contract: each call the turn announces has one card, completed once (with its re
 stopped when the turn ends first), and that result is logged before the card completes; every call the
 model asked for gets an answer in the history. The turn reaches its session only through `TurnHost`.
 
+A session with MCP servers (`acp_bridge.mcp`) first waits for them to start (bounded; failures are said
+once as an agent message) and may turn a `/server:prompt` command into the prompt's text; their
+instructions join the system prompt, and the tool list is rebuilt for the next step whenever the
+registry's `tools_version` moved (a server's `list_changed`).
+
 Must not: know the transport (updates go through the host's `ClientChannel`), build wire shapes (only
 `acp_bridge.mapping` does), let a tool's failure end the turn (failures are data), or touch its session
 once detached.
@@ -18,7 +23,7 @@ import logging
 from collections import Counter
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import anyio
 
@@ -28,7 +33,9 @@ from registry_core import (
     Agent,
     CancelController,
     CancelReason,
+    StatusProgress,
     TerminalCallView,
+    TerminalOutputProgress,
     TerminalResultView,
     TextBlock,
     ToolExecution,
@@ -69,6 +76,9 @@ from .permissions import Decision, SessionPermissions
 from .presentable import Presentable
 from .session_log import AssistantStep, CallSettled, DeferredContext, LogEvent, UserPrompt
 
+if TYPE_CHECKING:
+    from .mcp.servers import SessionServers
+
 log = logging.getLogger(__name__)
 
 StopReason = Literal["end_turn", "max_tokens", "max_turn_requests", "refusal", "cancelled"]
@@ -108,6 +118,11 @@ class TurnHost(Protocol):
 
     @property
     def permissions(self) -> SessionPermissions: ...
+
+    @property
+    def mcp(self) -> SessionServers | None:
+        """The session's MCP servers, or None when it has none."""
+        ...
 
     def record(self, event: LogEvent) -> None:
         """Log a durable event (nothing when the session is not recorded)."""
@@ -215,19 +230,35 @@ class Turn:
         becomes a `usage_update` (when the host reports one). However the turn ends, its open cards are
         closed (`_settle_leftovers`)."""
         host = self.host
+        servers = host.mcp
+        if servers is not None:
+            # The session's MCP servers: wait for their start, report failures, expand `/server:prompt`.
+            prepared = await servers.prepare_turn(
+                user_text, self.controller.signal, lambda text: self._send(mapping.agent_message_chunk(text))
+            )
+            if prepared is None:
+                return "cancelled" if self.cancelled else "end_turn"
+            user_text = prepared
         self.history.append(UserMessage(user_text))
         self._record(UserPrompt(user_text))
-        tools = [ToolSpec(s["name"], s["description"], s["parameters"]) for s in host.scope.schemas()]
+        registry = host.scope.registry
+        tools, tools_version = self._tools(), registry.tools_version
         try:
             for step_index in range(self.max_steps):
                 if self.cancelled:
                     return "cancelled"
+                if registry.tools_version != tools_version:
+                    # A tool came or went (an MCP server's list changed): the next step sees the new list.
+                    tools, tools_version = self._tools(), registry.tools_version
+                prompt = self.system_prompt
+                if servers is not None:
+                    prompt += servers.instructions()
                 request = StepRequest(
                     messages=tuple(self.history),
                     tools=tools,
                     turn_index=self.turn_index,
                     step_index=step_index,
-                    system_prompt=self.system_prompt,
+                    system_prompt=prompt,
                 )
                 out = await self._model_step(request)
                 text, thought = "".join(out.text), "".join(out.thought)
@@ -254,6 +285,9 @@ class Turn:
             return "max_turn_requests"
         finally:
             self._settle_leftovers()
+
+    def _tools(self) -> list[ToolSpec]:
+        return [ToolSpec(s["name"], s["description"], s["parameters"]) for s in self.host.scope.schemas()]
 
     async def _model_step(self, request: StepRequest) -> _StepOutput:
         """Stream one step: thought and text deltas go out as chunks as they arrive (the channel drained
@@ -415,10 +449,13 @@ class Turn:
 
     def _on_progress(self, execution: ToolExecution, progress: ToolProgress) -> None:
         state = self.calls.get(execution.call_id)
-        if state is None or state.live is None or state.done:
+        if state is None or state.done:
             return
-        if getattr(progress, "kind", None) == "terminal_output":
-            state.live.feed(progress.data)
+        if isinstance(progress, TerminalOutputProgress):
+            if state.live is not None:
+                state.live.feed(progress.data)
+        elif isinstance(progress, StatusProgress) and not isinstance(state.view, TerminalCallView):
+            self._send(mapping.tool_call_progress(state.wire, execution.call_id, state.view, progress))
 
     def decide(self, execution: ToolExecution, permissions: SessionPermissions) -> Decision:
         """The policy's decision for a call: for one of this turn's cards, the one made when it was

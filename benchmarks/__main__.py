@@ -18,6 +18,7 @@ MODULES = {
     "bridge": "benchmarks.bridge_bench",
     "floor": "benchmarks.floor_bench",
     "permissions": "benchmarks.permissions_bench",
+    "mcp": "benchmarks.mcp_bench",
 }
 
 

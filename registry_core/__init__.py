@@ -55,6 +55,9 @@ from .policy import (
     PreToolDecision,
 )
 from .presentation import (
+    ContentImage,
+    ContentResource,
+    ContentResourceLink,
     ContentText,
     DiffCallView,
     DiffResultView,
@@ -64,9 +67,11 @@ from .presentation import (
     GenericResultView,
     ReadFileLine,
     ReadResultView,
+    ResultContent,
     SearchFileMatches,
     SearchLine,
     SearchResultView,
+    StatusProgress,
     TerminalCallView,
     TerminalOutputProgress,
     TerminalResultView,
@@ -79,7 +84,7 @@ from .presentation import (
     safe_present_call,
     safe_present_result,
 )
-from .registry import ExecutionMode, ToolRegistry, ToolRestriction, ToolScope
+from .registry import ExecutionMode, ToolRegistry, ToolRestriction, ToolsChange, ToolScope
 from .scheduler import plan_groups, run_step
 from .schema import SchemaCompileError, compile_parameters_spec, compile_type, compile_value_spec
 from .timeouts import timeout_wrapper
@@ -108,6 +113,9 @@ __all__ = [
     "CancelReason",
     "CancelSignal",
     "ContentBlock",
+    "ContentImage",
+    "ContentResource",
+    "ContentResourceLink",
     "ContentText",
     "ContextMessage",
     "Deny",
@@ -129,10 +137,12 @@ __all__ = [
     "ReadFileLine",
     "ReadResultView",
     "RegistrationError",
+    "ResultContent",
     "SchemaCompileError",
     "SearchFileMatches",
     "SearchLine",
     "SearchResultView",
+    "StatusProgress",
     "TerminalCallView",
     "TerminalOutputProgress",
     "TerminalResultView",
@@ -161,6 +171,7 @@ __all__ = [
     "ToolRunContext",
     "ToolScope",
     "ToolSuccess",
+    "ToolsChange",
     "Violation",
     "WebResultView",
     "WebSource",

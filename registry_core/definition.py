@@ -22,7 +22,7 @@ from .content import ContentBlock, TextBlock
 from .errors import RegistrationError, ToolArgsError, Violation
 from .execution import ToolExecution, ToolExecutionResult, ToolResult, ToolRunContext
 from .json_schema import JsonSchema, assert_object_schema, assert_supported, compile_validator
-from .json_values import JsonValue
+from .json_values import JsonValue, NotJsonError, snapshot
 from .schema import compile_parameters_spec, compile_value_spec
 
 RenderFn = Callable[[Any, JsonValue], Sequence[ContentBlock]]
@@ -74,6 +74,10 @@ class ToolDefinition:
     # `present_call`'s; it may also pin what the question is about (the file a path leads to), so the body
     # does exactly that. `present_call` stays the pure card, the only one replay uses. Changes nothing.
     preview_call: Callable[[Any, ToolExecution], Awaitable[Any]] | None = None
+    # A raw schema that the tool's own server enforces (MCP): registration checks only that it is a JSON
+    # object schema with an object root, not that it stays inside the enforced subset, and it reaches the
+    # model as it was sent. The pipeline still requires the arguments to be a JSON object.
+    open_parameters: bool = False
 
 
 def check_definition(definition: ToolDefinition) -> None:
@@ -90,10 +94,15 @@ def check_definition(definition: ToolDefinition) -> None:
             assert_supported(definition.output.schema)
         except ValueError as exc:
             problems.append(f"output schema: {exc}")
-    try:
-        assert_object_schema(definition.parameters)
-    except ValueError as exc:
-        problems.append(f"parameters: {exc}")
+    if definition.open_parameters:
+        problem = _open_schema_problem(definition.parameters)
+        if problem is not None:
+            problems.append(f"parameters: {problem}")
+    else:
+        try:
+            assert_object_schema(definition.parameters)
+        except ValueError as exc:
+            problems.append(f"parameters: {exc}")
     timeout = definition.timeout_ms
     if timeout is not None and (
         isinstance(timeout, bool)
@@ -106,6 +115,19 @@ def check_definition(definition: ToolDefinition) -> None:
         problems.append("execute must be callable")
     if problems:
         raise RegistrationError(f"tool {getattr(definition, 'name', '?')!r}: " + "; ".join(problems))
+
+
+def _open_schema_problem(schema: Any) -> str | None:
+    """Why an open (server-enforced) parameter schema cannot be registered, or None."""
+    if not isinstance(schema, Mapping):
+        return f"a schema must be a JSON object, got {type(schema).__name__}"
+    try:
+        snapshot(schema)
+    except NotJsonError as exc:
+        return f"not lossless JSON at {exc.path or '/'}: {exc.reason}"
+    if schema.get("type") != "object":
+        return "the root must be {'type': 'object'}"
+    return None
 
 
 # --- define_tool ----------------------------------------------------------------------------------

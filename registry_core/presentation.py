@@ -64,6 +64,39 @@ class ContentText(_View):
     text: str
 
 
+class ContentImage(_View):
+    """An image a result card shows (base64 `data`)."""
+
+    type: Literal["image"] = "image"
+    data: str
+    mime_type: str
+
+
+class ContentResourceLink(_View):
+    """A resource a result points at (a URI the client may open), not its contents."""
+
+    type: Literal["resource_link"] = "resource_link"
+    uri: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    size: Annotated[int, AtLeast(0)] | None = None
+
+
+class ContentResource(_View):
+    """A resource whose text a result embeds."""
+
+    type: Literal["resource"] = "resource"
+    uri: str
+    text: str
+    mime_type: str | None = None
+
+
+# What a result card may show besides text: a tool's own images and resources (an MCP server's result).
+ResultContent = ContentText | ContentImage | ContentResourceLink | ContentResource
+
+
 # --- pending (call-time) views -------------------------------------------------------------------
 
 
@@ -99,9 +132,14 @@ ToolCallView = GenericCallView | TerminalCallView | DiffCallView
 
 
 class GenericResultView(_View):
+    """The default completed card. `kind` (when given) re-states the card's kind; `raw_output` is the
+    result's own structured data, for clients that show a call's raw output."""
+
     card: Literal["generic"] = "generic"
     title: str | None = None
-    content: tuple[ContentText, ...] | None = None
+    content: tuple[ResultContent, ...] | None = None
+    kind: ToolCallKind | None = None
+    raw_output: JsonValue = None
 
 
 class TerminalResultView(_View):
@@ -271,4 +309,14 @@ class TerminalOutputProgress(_View):
     data: str
 
 
-ToolProgress = TerminalOutputProgress
+class StatusProgress(_View):
+    """Live progress of a running call that is not a terminal: how far (`progress` of `total`, when the
+    tool knows them) and what it is doing now (`message`)."""
+
+    kind: Literal["status"] = "status"
+    progress: float | None = None
+    total: float | None = None
+    message: str | None = None
+
+
+ToolProgress = TerminalOutputProgress | StatusProgress

@@ -138,6 +138,8 @@ def _check_for(hint: Any) -> Check:
         return _int
     if hint is str:
         return _str
+    if hint is float:
+        return _float
     if isinstance(hint, type) and issubclass(hint, Record):
         return _record(hint)
     origin = get_origin(hint)
@@ -172,6 +174,13 @@ def _int(value: Any) -> int:
     if isinstance(value, int):
         return int(value) if isinstance(value, bool) else value
     raise RecordError(f"expected an integer, got {type(value).__name__}")
+
+
+def _float(value: Any) -> float:
+    # As JSON numbers are: an integer is a float too (a bool is not).
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    raise RecordError(f"expected a number, got {type(value).__name__}")
 
 
 def _str(value: Any) -> str:

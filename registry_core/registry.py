@@ -7,12 +7,16 @@ local tool shadows a global one of the same name and is never filtered).
 
 `schemas()` builds the model-facing list through an explicit allowlist: name, description, parameters.
 Output declarations, bodies, callbacks and timeouts never reach a model.
+
+`tools/change`: every registration and disposal, global or scoped, is told to the `on_tools_change`
+listeners and bumps `tools_version`, so a host rebuilds the model's tool list only when it changed.
 """
 
 from __future__ import annotations
 
 import copy
 import itertools
+import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -32,7 +36,21 @@ from .policy import (
 )
 from .timeouts import timeout_wrapper
 
+log = logging.getLogger(__name__)
+
 ExecutionMode = Literal["parallel", "exclusive"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolsChange:
+    """`tools/change`: `name` was registered (or unregistered), globally (`scope` None) or in `scope`."""
+
+    name: str
+    registered: bool
+    scope: ToolScope | None = None
+
+
+ToolsChangeListener = Callable[[ToolsChange], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +93,8 @@ class ToolRegistry:
         self.result_observers: list[ResultObserver] = []
         self.approval: ApprovalService | None = approval
         self._tokens = itertools.count(1)
+        self.change_listeners: list[ToolsChangeListener] = []
+        self.tools_version = 0
         self._root = ToolScope(self, (), {})
         if timeout_policy:
             self.add_execute_wrapper(timeout_wrapper)
@@ -87,10 +107,12 @@ class ToolRegistry:
         if definition.name in self._tools:
             raise RegistrationError(f"a tool named {definition.name!r} is already registered")
         self._tools[definition.name] = definition
+        self.tools_changed(ToolsChange(definition.name, True))
 
         def dispose() -> None:
             if self._tools.get(definition.name) is definition:
                 del self._tools[definition.name]
+                self.tools_changed(ToolsChange(definition.name, False))
 
         return dispose
 
@@ -112,7 +134,20 @@ class ToolRegistry:
     def root(self) -> ToolScope:
         return self._root
 
+    def tools_changed(self, change: ToolsChange) -> None:
+        """Emit `tools/change` (a failing listener is logged, never raised into the registration)."""
+        self.tools_version += 1
+        for listener in list(self.change_listeners):
+            try:
+                listener(change)
+            except Exception:
+                log.exception("tools/change listener failed for %r", change.name)
+
     # --- hooks (each returns a disposer) ---------------------------------------------------------
+
+    def on_tools_change(self, listener: ToolsChangeListener) -> Callable[[], None]:
+        self.change_listeners.append(listener)
+        return _dispose_from(self.change_listeners, listener)
 
     def on_pre_execute(self, listener: PreExecuteListener, *, first: bool = False) -> Callable[[], None]:
         """Add a pre-execute listener; `first=True` puts it ahead of the others (the waterfall is ordered)."""
@@ -174,10 +209,12 @@ class ToolScope:
         if definition.name in self._local:
             raise RegistrationError(f"a scoped tool named {definition.name!r} is already registered")
         self._local[definition.name] = definition
+        self.registry.tools_changed(ToolsChange(definition.name, True, self))
 
         def dispose() -> None:
             if self._local.get(definition.name) is definition:
                 del self._local[definition.name]
+                self.registry.tools_changed(ToolsChange(definition.name, False, self))
 
         return dispose
 

@@ -272,7 +272,7 @@ class LspFace:
             client_name=client,
         )
         self.manager = server.make_manager(self.channel, self.options)
-        self.session: Session = self.manager.new_session(cwd)
+        self.session: Session = self.manager.new_session(cwd, mcp_servers=self.options.mcp_servers)
         self._closing: asyncio.Future[None] | None = None
         log.info(
             "initialized by %s: cwd %s, %s, %s",
@@ -333,7 +333,7 @@ class LspFace:
         stopped when this answers; the manager forgets it and its log is ended, so none accumulate)."""
         cwd: object = args[0] if args else self.session.cwd
         try:
-            session = self.manager.new_session(cwd)
+            session = self.manager.new_session(cwd, mcp_servers=self.options.mcp_servers)
         except BridgeError as exc:
             raise _bridge_error(exc) from exc
         previous, self.session = self.session, session

@@ -28,7 +28,7 @@ The modules (import the names below from this package, not from them):
 - `budget`: `bound_update`, the per-update byte budget, and the bounded `rawInput`.
 - `blocks`: locations, diff blocks and `_meta.acpBridge`, shared by calls and results.
 - `calls`: `tool_call_started`, `tool_call_refined`, `tool_call_previewed`, `tool_call_status`,
-  `permission_tool_call`, `terminal_output`.
+  `permission_tool_call`, `terminal_output`, `tool_call_progress`.
 - `renderers`: each result view's card content (diff, search, read, web, generic, fallback).
 - `results`: `tool_call_completed`, rawOutput and closing a terminal card.
 - `messages`: message chunks and `plan_from_result`.
@@ -46,6 +46,7 @@ from .calls import (
     permission_tool_call,
     terminal_output,
     tool_call_previewed,
+    tool_call_progress,
     tool_call_refined,
     tool_call_started,
     tool_call_status,
@@ -167,6 +168,7 @@ __all__ = [
     "terminal_output",
     "tool_call_completed",
     "tool_call_previewed",
+    "tool_call_progress",
     "tool_call_refined",
     "tool_call_started",
     "tool_call_status",

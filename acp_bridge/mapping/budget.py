@@ -58,6 +58,10 @@ def _shrinkable(update: dict[str, Any]) -> list[tuple[Any, Any]]:
             inner = block.get("content") if isinstance(block, dict) else None
             if isinstance(inner, dict) and isinstance(inner.get("text"), str):
                 leaves.append((inner, "text"))
+            elif isinstance(inner, dict) and isinstance(inner.get("resource"), dict):
+                resource = inner["resource"]  # an embedded text resource
+                if isinstance(resource.get("text"), str):
+                    leaves.append((resource, "text"))
             elif isinstance(block, dict) and block.get("type") == "diff":
                 leaves += [(block, k) for k in ("oldText", "newText") if isinstance(block.get(k), str)]
     meta = update.get("_meta")

@@ -2,7 +2,8 @@
 (`tool_call_started`), the update that turns a card announced while its arguments streamed into the full
 one (`tool_call_refined`), a pending card redrawn from the tool's preview (`tool_call_previewed`), the
 `toolCall` a permission request carries (`permission_tool_call`),
-status-only updates (`tool_call_status`) and a running terminal card's live output (`terminal_output`).
+status-only updates (`tool_call_status`), a running terminal card's live output (`terminal_output`) and
+any other running card's progress (`tool_call_progress`).
 
 A terminal card's title is the command on one line; the command is also shown in full in a ```console
 block when the title could not show it, when approving, or when the client has no terminal widget. With the
@@ -21,7 +22,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, get_args
 
-from registry_core.presentation import CallViewT, DiffCallView, GenericCallView, TerminalCallView
+from registry_core.presentation import (
+    CallViewT,
+    DiffCallView,
+    GenericCallView,
+    StatusProgress,
+    TerminalCallView,
+)
 
 from .blocks import bridge_meta, diff_blocks, diff_locations, file_locations, locations
 from .budget import bound_update, bounded_raw_input
@@ -133,6 +140,40 @@ def terminal_output(
         "content": content,
     }
     return bound_update(fallback, ctx.max_update_bytes)
+
+
+def tool_call_progress(
+    ctx: WireContext, call_id: str, view: CallViewT | None, progress: StatusProgress
+) -> ToolCallProgress:
+    """A running card's progress (a tool that reports how far it is, e.g. an MCP server's
+    `notifications/progress`): the call view's own content, then one line such as
+    "Progress: 3 of 10 (30%) · Indexing". Content replaces, so each update carries the whole card."""
+    content: list[ToolCallContent] = []
+    if isinstance(view, GenericCallView):
+        content = [text_block(c.text) for c in view.content if c.text]
+    content.append(text_block(_progress_line(progress)))
+    update: ToolCallProgress = {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": call_id,
+        "content": content,
+    }
+    return bound_update(update, ctx.max_update_bytes)
+
+
+def _progress_line(progress: StatusProgress) -> str:
+    def number(value: float) -> str:
+        return f"{value:g}" if not value.is_integer() else str(int(value))
+
+    parts: list[str] = []
+    done, total = progress.progress, progress.total
+    if done is not None and total is not None and total > 0:
+        percent = max(0, min(100, round(100 * done / total)))
+        parts.append(f"Progress: {number(done)} of {number(total)} ({percent}%)")
+    elif done is not None:
+        parts.append(f"Progress: {number(done)}")
+    if progress.message and progress.message.strip():
+        parts.append(one_line(progress.message)[0])
+    return " · ".join(parts) or "Working…"
 
 
 def permission_tool_call(

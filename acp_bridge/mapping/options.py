@@ -12,7 +12,7 @@ Must not: decide anything; the permission gate chooses the scope and acts on the
 
 from __future__ import annotations
 
-from .wire import PermissionOption
+from .wire import ALLOW_SERVER_OPTION, PermissionOption
 
 # How long an "always" answer lasts, in the words the options use.
 REMEMBERED_FOR = "this session"
@@ -24,12 +24,17 @@ def scope_words(label: str) -> str:
 
 
 def permission_options(
-    scope_label: str, *, offer_always: bool = True, reject_label: str | None = None
+    scope_label: str,
+    *,
+    offer_always: bool = True,
+    reject_label: str | None = None,
+    server_label: str | None = None,
 ) -> list[PermissionOption]:
     """The ACP PermissionOptions for a call whose "always" answers cover `scope_label` (the policy's
     `Scope.label()`, e.g. "`npm test` commands"); "Always reject" covers `reject_label` when the policy
     rejects more broadly than it allows. Without `offer_always` (a call no rule may cover: outside the
-    workspace, a protected file) there is no "Always allow"."""
+    workspace, a protected file) there is no "Always allow". `server_label` (an MCP tool) adds a wider
+    "always allow": every tool of its server."""
     rejected = reject_label or scope_label
     options: list[PermissionOption] = [{"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"}]
     if offer_always:
@@ -39,6 +44,15 @@ def permission_options(
                 "name": f"Always allow {scope_words(scope_label)}",
                 "kind": "allow_always",
                 "_meta": {"acpBridge": {"scope": scope_label}},
+            }
+        )
+    if offer_always and server_label is not None:
+        options.append(
+            {
+                "optionId": ALLOW_SERVER_OPTION,
+                "name": f"Always allow {scope_words(server_label)}",
+                "kind": "allow_always",
+                "_meta": {"acpBridge": {"scope": server_label}},
             }
         )
     options += [

@@ -16,11 +16,15 @@ from registry_core import ToolResult
 from registry_core.content import ContentBlock, ImageBlock, TextBlock, content_text
 from registry_core.presentation import (
     CallViewT,
+    ContentImage,
+    ContentResourceLink,
+    ContentText,
     DiffCallView,
     DiffResultView,
     GenericCallView,
     GenericResultView,
     ReadResultView,
+    ResultContent,
     ResultViewT,
     SearchResultView,
     WebResultView,
@@ -33,7 +37,10 @@ from .wire import (
     MAX_LOCATIONS,
     MAX_SEARCH_LINE_CHARS,
     MAX_WEB_SOURCES,
+    ContentItem,
     Location,
+    ResourceLinkContent,
+    TextResource,
     ToolCallContent,
     ToolKind,
     WireContext,
@@ -88,7 +95,8 @@ def result_card(
         card.content = _web_blocks(view, result)
         paths = call_paths
     elif isinstance(view, GenericResultView):
-        card.content = [text_block(c.text) for c in view.content or () if c.text]
+        card.kind = view.kind
+        card.content = _result_content_blocks(view.content or (), ctx.max_update_bytes)
         paths = call_paths
     else:
         paths = call_paths
@@ -120,24 +128,58 @@ def error_message(result: ToolResult) -> str | None:
 def _raw_content_blocks(content: Sequence[ContentBlock], max_bytes: int) -> list[ToolCallContent]:
     """The model-facing result content as card blocks (the never-blank fallback)."""
     blocks: list[ToolCallContent] = []
-    image_budget = max_bytes // 2  # images cannot be cut like text; past the budget, name them instead
+    images = _ImageBudget(max_bytes // 2)
     for block in content:
         if isinstance(block, TextBlock):
             if block.text.strip():
                 blocks.append(text_block(literal(block.text)))
         elif isinstance(block, ImageBlock):
-            size = len(block.data)
-            if size <= image_budget:
-                image_budget -= size
-                blocks.append(
-                    {
-                        "type": "content",
-                        "content": {"type": "image", "data": block.data, "mimeType": block.mime_type},
-                    }
-                )
-            else:
-                blocks.append(text_block(f"[image {block.mime_type}, {size} bytes: too large to show]"))
+            blocks.append(images.block(block.data, block.mime_type))
     return blocks
+
+
+def _result_content_blocks(content: Sequence[ResultContent], max_bytes: int) -> list[ToolCallContent]:
+    """A result view's own content: Markdown text, images (within the image budget) and resources, as
+    ACP content blocks (a resource link stays a link; an embedded resource carries its text)."""
+    blocks: list[ToolCallContent] = []
+    images = _ImageBudget(max_bytes // 2)
+    for item in content:
+        if isinstance(item, ContentText):
+            if item.text:
+                blocks.append(text_block(item.text))
+        elif isinstance(item, ContentImage):
+            blocks.append(images.block(item.data, item.mime_type))
+        elif isinstance(item, ContentResourceLink):
+            link: ResourceLinkContent = {"type": "resource_link", "uri": item.uri, "name": item.name}
+            if item.title is not None:
+                link["title"] = item.title
+            if item.description is not None:
+                link["description"] = item.description
+            if item.mime_type is not None:
+                link["mimeType"] = item.mime_type
+            if item.size is not None:
+                link["size"] = item.size
+            blocks.append({"type": "content", "content": link})
+        else:
+            resource: TextResource = {"uri": item.uri, "text": item.text}
+            if item.mime_type is not None:
+                resource["mimeType"] = item.mime_type
+            blocks.append({"type": "content", "content": {"type": "resource", "resource": resource}})
+    return blocks
+
+
+class _ImageBudget:
+    """Images cannot be cut like text: past the budget (bytes of base64), they are named instead."""
+
+    def __init__(self, budget: int) -> None:
+        self.left = budget
+
+    def block(self, data: str, mime_type: str) -> ContentItem:
+        size = len(data)
+        if size > self.left:
+            return text_block(f"[image {mime_type}, {size} bytes: too large to show]")
+        self.left -= size
+        return {"type": "content", "content": {"type": "image", "data": data, "mimeType": mime_type}}
 
 
 def _search_text(view: SearchResultView, cwd: str) -> tuple[str, list[tuple[str, int | None]]]:

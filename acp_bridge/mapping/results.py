@@ -18,6 +18,7 @@ from registry_core import ToolResult
 from registry_core.content import content_text
 from registry_core.presentation import (
     CallViewT,
+    ContentText,
     GenericResultView,
     ReadResultView,
     ResultViewT,
@@ -28,7 +29,7 @@ from registry_core.presentation import (
 )
 
 from .blocks import bridge_meta
-from .budget import bound_update
+from .budget import bound_update, bounded_raw_input
 from .paths import display_path, resolve_path
 from .renderers import error_message, result_card
 from .text import console, console_text, fence, one_line, tail, text_block, truncate_middle
@@ -109,7 +110,7 @@ def _terminal_completed(
     if terminal is not None and terminal.output is not None:
         output = terminal.output
     elif isinstance(view, GenericResultView) and view.content:
-        output = "\n".join(c.text for c in view.content)
+        output = "\n".join(c.text for c in view.content if isinstance(c, ContentText))
     else:
         output = content_text(result.content)
     exit_code = terminal.exit_code if terminal else None
@@ -202,6 +203,9 @@ def _raw_output(result: ToolResult, view: ResultViewT | None, cwd: str) -> RawOu
     elif isinstance(view, WebResultView) and view.url:
         out["url"] = view.url
         out["statusCode"] = view.status_code
+    elif isinstance(view, GenericResultView) and view.raw_output is not None:
+        # The result's own structured data (an MCP tool's `structuredContent`), bounded like rawInput.
+        out["structuredContent"] = bounded_raw_input(view.raw_output)
     text = content_text(result.content)
     if text:
         out["text"] = truncate_middle(text, RAW_OUTPUT_TEXT_CHARS)

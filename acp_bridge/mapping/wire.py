@@ -29,6 +29,9 @@ ChunkKind = Literal["agent_message_chunk", "agent_thought_chunk", "user_message_
 
 # --- content -------------------------------------------------------------------------------------------
 
+# The id of the extra "always" option an MCP tool's question carries: allow every tool of its server.
+ALLOW_SERVER_OPTION = "allow_always_server"
+
 
 class TextContent(TypedDict):
     """An ACP `ContentBlock` of type text."""
@@ -45,11 +48,38 @@ class ImageContent(TypedDict):
     mimeType: str
 
 
+class ResourceLinkContent(TypedDict, total=False):
+    """An ACP `ContentBlock` of type resource_link: a resource the client may open, not its contents."""
+
+    type: Required[Literal["resource_link"]]
+    uri: Required[str]
+    name: Required[str]
+    title: str
+    description: str
+    mimeType: str
+    size: int
+
+
+class TextResource(TypedDict, total=False):
+    """An embedded resource's text (ACP `TextResourceContents`)."""
+
+    uri: Required[str]
+    text: Required[str]
+    mimeType: str
+
+
+class EmbeddedResourceContent(TypedDict):
+    """An ACP `ContentBlock` of type resource: a resource whose text is embedded."""
+
+    type: Literal["resource"]
+    resource: TextResource
+
+
 class ContentItem(TypedDict):
     """A tool call content block that shows an ACP `ContentBlock`."""
 
     type: Literal["content"]
-    content: TextContent | ImageContent
+    content: TextContent | ImageContent | ResourceLinkContent | EmbeddedResourceContent
 
 
 class DiffItem(TypedDict):
@@ -146,6 +176,7 @@ class RawOutput(TypedDict, total=False):
     totalLines: int
     url: str
     statusCode: int | None
+    structuredContent: Any
     text: str
 
 

@@ -105,7 +105,13 @@ _OUTGOING_SCHEMAS: Mapping[str, Any] = {
 class Bridge:
     """One running bridge process and its SDK client connection."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, client: RecordingClient, stderr_path: Path) -> None:
+    def __init__(
+        self,
+        proc: asyncio.subprocess.Process,
+        client: RecordingClient,
+        stderr_path: Path,
+        unstable: bool = False,
+    ) -> None:
         self.proc = proc
         self.client = client
         self.stderr_path = stderr_path
@@ -115,7 +121,8 @@ class Bridge:
         self.schema_errors: list[str] = []
         self._sdk_reader = asyncio.StreamReader(limit=LINE_LIMIT)
         assert proc.stdin is not None
-        self.conn = ClientSideConnection(client, proc.stdin, self._sdk_reader)
+        # `unstable`: the SDK also serves the methods it counts as unstable (elicitation/create).
+        self.conn = ClientSideConnection(client, proc.stdin, self._sdk_reader, use_unstable_protocol=unstable)
         self._changed = asyncio.Event()
         self.survivors: list[psutil.Process] = []
         self.hung = False
@@ -131,6 +138,7 @@ class Bridge:
         env: Mapping[str, str] | None = None,
         pythonpath: Iterable[Path] = (),
         stderr_path: Path | None = None,
+        unstable: bool = False,
     ) -> Bridge:
         argv = [sys.executable, "-m", "acp_bridge", "serve"]
         if model is not None:
@@ -157,7 +165,7 @@ class Bridge:
             )
         finally:
             os.close(err_fd)
-        return cls(proc, client or RecordingClient(), err_path)
+        return cls(proc, client or RecordingClient(), err_path, unstable)
 
     async def _tap(self) -> None:
         assert self.proc.stdout is not None

@@ -138,3 +138,13 @@ def test_views_take_lists_and_mappings_for_their_parts_and_stay_frozen() -> None
     with pytest.raises(AttributeError):
         view.title = "other"  # type: ignore[misc]
     assert "Edit a" in repr(view)
+
+
+def test_a_float_field_takes_json_numbers_but_not_booleans_or_strings() -> None:
+    from registry_core.presentation import StatusProgress
+
+    assert StatusProgress(progress=3, total=10.5).progress == 3.0
+    with pytest.raises(ValueError, match="number"):
+        StatusProgress(progress=True)
+    with pytest.raises(ValueError, match="number"):
+        StatusProgress(total="10")
