@@ -31,6 +31,9 @@ class ClientCapabilities:
     `terminal_meta`: Zed's display-only terminal convention (`clientCapabilities._meta.terminal_output`).
     `fs_read` / `fs_write`: `fs/read_text_file` / `fs/write_text_file` (unsaved buffers, reviewable edits).
     `terminal`: the client's `terminal/*` methods (advertised by clients, not used by the bridge yet).
+    `compaction` / `notices`: `session.compaction` / `session.notices` (`{}`), the unstable
+    `compaction_update` and `notice` session updates. `auth_terminal`: `auth.terminal`, the client can run
+    a `terminal` authentication method.
     """
 
     terminal_meta: bool = False
@@ -38,6 +41,9 @@ class ClientCapabilities:
     fs_write: bool = False
     terminal: bool = False
     client_name: str | None = None
+    compaction: bool = False
+    notices: bool = False
+    auth_terminal: bool = False
 
     @staticmethod
     def from_acp(
@@ -50,12 +56,20 @@ class ClientCapabilities:
         meta = caps.get("_meta")
         meta = meta if isinstance(meta, Mapping) else {}
         name = client_info.get("name") if isinstance(client_info, Mapping) else None
+        session = caps.get("session")
+        session = session if isinstance(session, Mapping) else {}
+        auth = caps.get("auth")
+        auth = auth if isinstance(auth, Mapping) else {}
         return ClientCapabilities(
             terminal_meta=meta.get("terminal_output") is True,
             fs_read=fs.get("readTextFile") is True,
             fs_write=fs.get("writeTextFile") is True,
             terminal=caps.get("terminal") is True,
             client_name=name if isinstance(name, str) else None,
+            # `{}` (any object) advertises them; omitted or null does not.
+            compaction=isinstance(session.get("compaction"), Mapping),
+            notices=isinstance(session.get("notices"), Mapping),
+            auth_terminal=auth.get("terminal") is True,
         )
 
 

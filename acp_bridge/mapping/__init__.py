@@ -31,6 +31,8 @@ The modules (import the names below from this package, not from them):
 - `results`: `tool_call_completed`, rawOutput and closing a terminal card.
 - `messages`: message chunks and `plan_from_result`.
 - `state`: session-state updates: `mode_update`, `usage_update`, `available_commands`.
+- `controls`: config options, cost, compaction and notice updates (`config_select`,
+  `config_option_update`, `cost`, `compaction_update`, `compaction_summary_chunk`, `notice`).
 """
 
 # SIGNATURES AGREED WITH THE BRIDGE CORE — keep these names (additions only, with defaults).
@@ -44,6 +46,14 @@ from .calls import (
     tool_call_refined,
     tool_call_started,
     tool_call_status,
+)
+from .controls import (
+    compaction_summary_chunk,
+    compaction_update,
+    config_option_update,
+    config_select,
+    cost,
+    notice,
 )
 from .messages import agent_message_chunk, agent_thought_chunk, plan_from_result, user_message_chunk
 from .paths import display_path, relativize_title, resolve_path
@@ -87,8 +97,14 @@ __all__ = [
     "agent_thought_chunk",
     "available_commands",
     "bound_update",
+    "compaction_summary_chunk",
+    "compaction_update",
+    "config_option_update",
+    "config_select",
+    "cost",
     "display_path",
     "mode_update",
+    "notice",
     "permission_tool_call",
     "plan_from_result",
     "relativize_title",

@@ -17,9 +17,13 @@ def mode_update(mode_id: str) -> Update:
     return {"sessionUpdate": "current_mode_update", "currentModeId": mode_id}
 
 
-def usage_update(used: int, size: int) -> Update:
-    """ACP's `usage_update`: `used` tokens are in the context, of a `size`-token window."""
-    return {"sessionUpdate": "usage_update", "used": used, "size": size}
+def usage_update(used: int, size: int, cost: dict[str, Any] | None = None) -> Update:
+    """ACP's `usage_update`: `used` tokens are in the context, of a `size`-token window; `cost` (from
+    `controls.cost`) is the session's cumulative cost, when its prices are known."""
+    update: Update = {"sessionUpdate": "usage_update", "used": used, "size": size}
+    if cost is not None:
+        update["cost"] = cost
+    return update
 
 
 def available_commands(commands: Iterable[tuple[str, str, str | None]]) -> Update:
