@@ -3,8 +3,9 @@
 continues on the summary plus the recent messages.
 
 What is kept (`split_point`): the most recent messages that fit in a quarter of the window (an estimate,
-`models.estimate_tokens`), cut only where no tool call is separated from its result, and never less than
-the latest step (the calls the turn is running and their results stay whole). What is summarized goes to
+`models.estimate_tokens`), or for `/compact` the last user turn, cut only where no tool call is separated
+from its result, and never less than the latest step (the calls the turn is running and their results
+stay whole). What is summarized goes to
 the model as one transcript in a user message (`summary_request`), with no tools, under the session's
 model and effort; a `/compact` focus is added to the instructions. The rewrite (`apply`) puts the summary
 at the head of the kept messages (joined to a kept user message, so no two user messages follow each
@@ -134,12 +135,15 @@ def safe_boundaries(history: Sequence[Message]) -> list[int]:
     return bounds
 
 
-def split_point(history: Sequence[Message], keep_tokens: int) -> int | None:
+def split_point(history: Sequence[Message], keep_tokens: int, *, last_turn: bool = False) -> int | None:
     """Where the kept messages start: the earliest safe boundary whose suffix fits in `keep_tokens`, but
-    never after the latest one (the current step stays whole). None when nothing can be summarized."""
+    never after the latest one (the current step stays whole); with `last_turn` (`/compact`), the start
+    of the last user turn instead. None when nothing can be summarized."""
     bounds = safe_boundaries(history)
     if not bounds:
         return None
+    if last_turn:
+        return next((b for b in reversed(bounds) if isinstance(history[b], UserMessage)), bounds[-1])
     suffix = 0
     fitting: int | None = None
     sizes = [estimate_tokens(_message_text(m)) for m in history]
@@ -262,7 +266,7 @@ class Compactor:
         info = controls.info
         window = info.context_window
         keep = int(window * KEEP_FRACTION) if window else KEEP_TOKENS_WITHOUT_WINDOW
-        split = split_point(history, keep)
+        split = split_point(history, keep, last_turn=trigger == "command")
         if split is None:
             log.info("session %s: nothing to compact", host.id)
             if trigger == "command":
