@@ -9,7 +9,10 @@ them), and at most one prompt in flight. A prompt runs as its own task (`Turn.ru
 tool ignoring it), the prompt answers `cancelled` anyway and the stuck turn is detached (muted, its cards
 closed), so a prompt always answers promptly and the session stays usable.
 `close()` does the same, waits for the prompt to answer, then forgets the session. `shutdown()` cancels
-everything and waits for it to stop. A session's durable events go to its `Recorder` as `session_log`
+everything and waits for it to stop. Each session also has its model controls (`config_options`: model,
+thinking effort, usage meter) over the manager's model catalog, and its `Compactor` (`/compact` runs as
+the prompt's work, a threshold compaction between a turn's steps).
+A session's durable events go to its `Recorder` as `session_log`
 records; `session/load` replays them (`replay`), then restores the permission state they end with.
 
 Must not: know the transport (only `ClientChannel`), or answer for another session's prompt.

@@ -17,6 +17,7 @@ MODULES = {
     "presenters": "benchmarks.presenters_bench",
     "bridge": "benchmarks.bridge_bench",
     "floor": "benchmarks.floor_bench",
+    "controls": "benchmarks.model_controls_bench",
 }
 
 
