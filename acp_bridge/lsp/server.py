@@ -276,6 +276,7 @@ class LspFace:
             client_name=client,
         )
         self.manager = server.make_manager(self.channel, self.options)
+        self.manager.catalog.prefetch()  # the model list (and its windows), for the session's options
         self.session: Session = self.manager.new_session(cwd)
         self._closing: asyncio.Future[None] | None = None
         log.info(

@@ -247,6 +247,8 @@ class ModelCatalog:
                 self.problem = exc.message
             except TimeoutError:
                 self.problem = f"the model list did not arrive within {self._timeout:g} s"
+            except Exception as exc:  # noqa: BLE001 - a broken list must not break every session/new
+                self.problem = f"the model list could not be read ({type(exc).__name__}: {exc})"
             else:
                 for entry in entries:
                     model_id = str(entry["id"])

@@ -168,15 +168,17 @@ async def test_an_unknown_option_or_value_is_invalid_params(
 ) -> None:
     bridge = await _start(bridges, server)
     session_id, _ = await _new(bridge, workspace)
-    for config_id, value in [
-        ("model", "gpt-17"),
-        ("thought_level", "high"),
-        ("temperature", "1"),
-        ("mode", "x"),
-    ]:
+    wrong = {
+        ("model", "gpt-17"): "unknown model 'gpt-17'; offered: fake-model, fake-reasoner",
+        ("thought_level", "high"): "this session has: mode, model",  # fake-model takes no effort
+        ("temperature", "1"): "this session has: mode, model",
+        ("mode", "x"): "unknown mode 'x'",
+    }
+    for (config_id, value), message in wrong.items():
         with pytest.raises(RequestError) as caught:
             await _set(bridge, session_id, config_id, value)
         assert caught.value.code == -32602, (config_id, value)
+        assert message in str(caught.value), (config_id, value)
     assert _option_updates(bridge, session_id) == []
 
 

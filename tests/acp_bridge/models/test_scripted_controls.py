@@ -80,9 +80,9 @@ async def test_without_scripted_summaries_a_summary_request_gets_a_generic_one()
     [
         ({"turns": [{"steps": [{"usage": {"input_tokens": -1}}]}]}, "turns[0].steps[0].usage.input_tokens"),
         ({"turns": [{"steps": [{"usage": {"output_tokens": 3}}]}]}, "usage.input_tokens: is required"),
-        ({"turns": [], "usage": "exact"}, "usage"),
-        ({"turns": [], "context_window": 0}, "context_window"),
-        ({"turns": [], "summaries": "one"}, "summaries"),
+        ({"turns": [], "usage": "exact"}, "usage: Input should be 'estimate'"),
+        ({"turns": [], "context_window": 0}, "context_window: Input should be greater than or equal to 1"),
+        ({"turns": [], "summaries": "one"}, "summaries: must be a list, not a string"),
     ],
 )
 def test_bad_new_fields_are_config_errors_naming_their_path(script: dict[str, Any], fragment: str) -> None:
