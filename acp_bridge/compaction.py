@@ -207,7 +207,7 @@ def summary_prompt(older: Sequence[Message], focus: str | None, max_chars: int) 
 
 
 def _note(event: Compacted) -> str:
-    kept = f"the last {event.kept} message{'s' if event.kept != 1 else ''}" if event.kept else "nothing else"
+    kept = {0: "nothing else", 1: "the last message"}.get(event.kept, f"the last {event.kept} messages")
     why = "on request" if event.trigger == "command" else "because the context was nearly full"
     return (
         f"\n\n*Context compacted {why}: {event.summarized} earlier message"

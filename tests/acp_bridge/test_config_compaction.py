@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +23,7 @@ from acp_bridge.compaction import SUMMARY_HEADING, apply, safe_boundaries, split
 from acp_bridge.models import AssistantMessage, ToolCallRequest, ToolResultMessage, UserMessage
 from acp_bridge.session_log import Compacted
 
-from .bridge_harness import Bridge
+from .bridge_harness import REPO, Bridge
 from .conftest import StartBridge
 from .fake_openai_server import SSE, FakeOpenAIServer, HTTPError, chat, chat_chunks
 
@@ -211,6 +214,19 @@ async def test_a_scripted_session_compacts_offline_with_its_scripted_summary(
         "used": 860,
         "size": 1_000,
     }
+
+
+def test_the_demo_shows_a_compaction_offline(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in NO_KEYS}
+    env.update(NO_COLOR="1", PYTHONPATH=str(REPO))
+    done = subprocess.run(
+        [sys.executable, "-m", "acp_bridge", "demo", "--compact", "--workspace", str(tmp_path / "ws")],
+        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60, env=env, cwd=tmp_path,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Context compacted on request" in done.stdout
+    assert "turn ended: end_turn" in done.stdout
 
 
 # --- what is kept: synthetic histories ---------------------------------------------------------------
