@@ -214,6 +214,7 @@ class ModelCatalog:
         self._models: tuple[ModelInfo, ...] = (self._describe(self.default, None),)
         self._loading: asyncio.Task[None] | None = None
         self.problem: str | None = None  # why the endpoint's list could not be read, if it could not
+        self._refused = False  # the endpoint refused the key: a later login may fix it, so ask again
 
     @property
     def models(self) -> tuple[ModelInfo, ...]:
@@ -228,8 +229,10 @@ class ModelCatalog:
             self._loading = asyncio.ensure_future(self._load())
 
     async def load(self) -> tuple[ModelInfo, ...]:
-        """The full list, read once; later calls answer at once. A waiter's cancellation does not cancel
-        the shared load."""
+        """The full list, read once (again only after the endpoint refused the key); later calls answer at
+        once. A waiter's cancellation does not cancel the shared load."""
+        if self._refused and self._loading is not None and self._loading.done():
+            self._loading, self._refused, self.problem = None, False, None
         self.prefetch()
         assert self._loading is not None
         await asyncio.shield(self._loading)
@@ -245,6 +248,7 @@ class ModelCatalog:
                 entries = await asyncio.wait_for(self._backend.list_models(), self._timeout)
             except ModelError as exc:
                 self.problem = exc.message
+                self._refused = exc.kind == "auth"
             except TimeoutError:
                 self.problem = f"the model list did not arrive within {self._timeout:g} s"
             except Exception as exc:  # noqa: BLE001 - a broken list must not break every session/new

@@ -108,6 +108,20 @@ async def test_a_refused_key_or_a_missing_route_offers_the_configured_model_and_
     assert missing.problem is not None and "404" in missing.problem
 
 
+async def test_a_list_refused_for_the_key_is_asked_again_once_a_key_works(
+    server: FakeOpenAIServer, backends: list[OpenAIBackend]
+) -> None:
+    server.set_models([{"id": "fake-model"}, {"id": "other"}])
+    server.accept_keys(["good"])
+    catalog = ModelCatalog(_backend(backends, server.base_url, key="bad"))
+    assert [m.id for m in await catalog.load()] == ["fake-model"]
+    server.accept_keys(None)  # as if the user logged in with a good key
+    assert [m.id for m in await catalog.load()] == ["fake-model", "other"]
+    assert catalog.problem is None
+    await catalog.load()
+    assert len(server.model_requests) == 2
+
+
 async def test_the_list_is_read_once_however_many_sessions_ask(
     server: FakeOpenAIServer, backends: list[OpenAIBackend]
 ) -> None:
