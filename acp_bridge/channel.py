@@ -34,6 +34,9 @@ class ClientCapabilities:
     `fs_read` / `fs_write`: `fs/read_text_file` / `fs/write_text_file` (unsaved buffers, reviewable edits).
     `terminal`: the client's `terminal/*` methods (advertised by clients, not used by the bridge yet).
     `elicitation_form` / `elicitation_url`: `elicitation/create` (an MCP server's questions to the user).
+    `compaction` / `notices`: `session.compaction` / `session.notices` (`{}`), the unstable
+    `compaction_update` and `notice` session updates. `auth_terminal`: `auth.terminal`, the client can run
+    a `terminal` authentication method.
     """
 
     terminal_meta: bool = False
@@ -44,6 +47,9 @@ class ClientCapabilities:
     # `elicitation/create` (ACP elicitation), by mode: a form the editor fills in, or a URL it opens.
     elicitation_form: bool = False
     elicitation_url: bool = False
+    compaction: bool = False
+    notices: bool = False
+    auth_terminal: bool = False
 
     @staticmethod
     def from_acp(
@@ -58,6 +64,10 @@ class ClientCapabilities:
         name = client_info.get("name") if isinstance(client_info, Mapping) else None
         elicitation = caps.get("elicitation")
         elicitation = elicitation if isinstance(elicitation, Mapping) else {}
+        session = caps.get("session")
+        session = session if isinstance(session, Mapping) else {}
+        auth = caps.get("auth")
+        auth = auth if isinstance(auth, Mapping) else {}
         return ClientCapabilities(
             terminal_meta=meta.get("terminal_output") is True,
             fs_read=fs.get("readTextFile") is True,
@@ -66,6 +76,10 @@ class ClientCapabilities:
             client_name=name if isinstance(name, str) else None,
             elicitation_form=isinstance(elicitation.get("form"), Mapping),
             elicitation_url=isinstance(elicitation.get("url"), Mapping),
+            # `{}` (any object) advertises them; omitted or null does not.
+            compaction=isinstance(session.get("compaction"), Mapping),
+            notices=isinstance(session.get("notices"), Mapping),
+            auth_terminal=auth.get("terminal") is True,
         )
 
 

@@ -1,7 +1,8 @@
 """`acp-bridge` (and `python -m acp_bridge`): the command line.
 
-Subcommands are one table, `COMMANDS`: `serve` (the ACP agent on stdio) and `demo` (the built-in terminal
-client driving `serve` offline). A face adds itself with one entry (the LSP face registers `lsp` there).
+Subcommands are one table, `COMMANDS`: `serve` (the ACP agent on stdio), `demo` (the built-in terminal
+client driving `serve` offline), and `login` / `logout` (the API key of an endpoint, `login.py`). A face
+adds itself with one entry (the LSP face registers `lsp` there).
 Options shared by every face that runs the core (model, policy, logging) are added by
 `add_core_arguments` and read back by `core_setup`, so `serve` and `lsp` accept the same flags.
 
@@ -73,8 +74,29 @@ def add_core_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="the model's context window in tokens; when given, each step's token usage is reported to "
-        "the editor as a usage_update (default: unknown, nothing reported)",
+        help="the model's context window in tokens, when neither the endpoint nor the built-in table of "
+        "well-known models knows it; each step's token usage is reported to the editor against it "
+        "(default: unknown, nothing reported)",
+    )
+    model.add_argument(
+        "--models",
+        type=_model_list,
+        default=None,
+        metavar="A,B,C",
+        help="the models the editor's model picker offers (default: the endpoint's GET /models list); "
+        "--model is always offered",
+    )
+    model.add_argument("--price-in", type=float, default=None, metavar="USD",
+                       help="the model's price per million input tokens, for the cost")  # fmt: skip
+    model.add_argument("--price-out", type=float, default=None, metavar="USD",
+                       help="the model's price per million output tokens, for the cost")  # fmt: skip
+    model.add_argument(
+        "--compact-at",
+        type=_compact_at,
+        default=80.0,
+        metavar="PERCENT",
+        help="compact the conversation (the model summarizes the older part) once the context is this "
+        "full; 'off' never does it by itself (/compact still does). Default: 80",
     )
     policy = parser.add_argument_group("permission policy")
     policy.add_argument(
@@ -118,6 +140,25 @@ def add_core_arguments(parser: argparse.ArgumentParser) -> None:
     other.add_argument("--mcp-config", metavar="PATH", help="start the MCP servers of PATH in every session")
 
 
+def _model_list(text: str) -> tuple[str, ...]:
+    models = tuple(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))
+    if not models:
+        raise argparse.ArgumentTypeError("expected model names separated by commas")
+    return models
+
+
+def _compact_at(text: str) -> float | None:
+    if text.strip().lower() in ("off", "never", "0"):
+        return None
+    try:
+        percent = float(text.strip().rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a percentage or 'off', got {text!r}") from None
+    if not 0 < percent <= 100:
+        raise argparse.ArgumentTypeError("the percentage must be above 0 and at most 100")
+    return percent
+
+
 def configure_logging(level: str, log_file: str | None) -> None:
     handler: logging.Handler = (
         logging.FileHandler(log_file) if log_file else logging.StreamHandler(sys.stderr)
@@ -151,7 +192,8 @@ def load_model(spec: str, base_url: str | None) -> ModelBackend:
     from .models import ModelError, load_backend
 
     try:
-        return load_backend(spec, base_url=base_url)
+        # No key yet is no error: `acp-bridge login` (or the editor's login) may store one while we run.
+        return load_backend(spec, base_url=base_url, require_key=False)
     except ModelError as exc:
         log.error("model %r is not usable: %s", spec, exc.message)
         # A missing key is an authentication problem from the editor's point of view.
@@ -205,6 +247,7 @@ def core_setup(args: argparse.Namespace) -> CoreSetup:
     """Logging, the process's own hygiene (secrets out of the environment, orphans adopted), then model,
     tools and policy from the parsed core arguments."""
     from .credentials import claim_secrets
+    from .models.catalog import Price
     from .permissions import PolicyConfig
     from .processes import become_subreaper
     from .sessions import CoreConfig
@@ -218,6 +261,11 @@ def core_setup(args: argparse.Namespace) -> CoreSetup:
         raise SystemExit("acp-bridge: --max-steps must be at least 1")
     if args.context_window is not None and args.context_window < 1:
         raise SystemExit("acp-bridge: --context-window must be at least 1")
+    prices = (args.price_in, args.price_out)
+    if (prices[0] is None) != (prices[1] is None) or any(p is not None and p < 0 for p in prices):
+        raise SystemExit("acp-bridge: give both --price-in and --price-out, neither negative")
+    price = Price(args.price_in, args.price_out) if args.price_in is not None else None
+    compact_at = args.compact_at / 100 if args.compact_at is not None else None
     policy = PolicyConfig(
         mode=MODES[args.mode].id,
         allow_tools=frozenset(args.allow_tool),
@@ -232,6 +280,9 @@ def core_setup(args: argparse.Namespace) -> CoreSetup:
             policy=policy,
             context_window=args.context_window,
             mcp_servers=load_mcp_config(args.mcp_config),
+            model_list=args.models,
+            price=price,
+            compact_at=compact_at,
         ),
         store=SessionStore(args.state_dir) if args.state_dir else None,
     )
@@ -280,6 +331,9 @@ def _exit_soon(code: int, after: float = 0.3) -> None:
 
 
 def _run_serve(args: argparse.Namespace) -> int:
+    if args.login or args.logout:
+        # An ACP client runs a `terminal` auth method as our own command line plus `--login`.
+        return _run_login(args) if args.login else _run_logout(args)
     from .connection import claim_stdio, serve_stdio
     from .sessions import SessionManager
 
@@ -299,6 +353,34 @@ def _run_serve(args: argparse.Namespace) -> int:
 
 def _add_serve(parser: argparse.ArgumentParser) -> None:
     add_core_arguments(parser)
+    auth = parser.add_mutually_exclusive_group()
+    auth.add_argument("--login", action="store_true", help="ask for the --base-url endpoint's API key, check "
+                      "and store it (what an editor's terminal login runs), then exit")  # fmt: skip
+    auth.add_argument("--logout", action="store_true", help="remove the stored key of --base-url, then exit")
+
+
+def _add_login(parser: argparse.ArgumentParser) -> None:
+    from .login import add_login_arguments
+
+    add_login_arguments(parser)
+
+
+def _run_login(args: argparse.Namespace) -> int:
+    from .login import run_login
+
+    return run_login(args)
+
+
+def _add_logout(parser: argparse.ArgumentParser) -> None:
+    from .login import add_arguments
+
+    add_arguments(parser)
+
+
+def _run_logout(args: argparse.Namespace) -> int:
+    from .login import run_logout
+
+    return run_logout(args)
 
 
 def _add_demo(parser: argparse.ArgumentParser) -> None:
@@ -336,6 +418,8 @@ COMMANDS: dict[str, Command] = {
     "serve": Command("run the ACP agent on stdio (what an editor spawns)", _add_serve, _run_serve),
     "demo": Command("watch the agent work: a terminal client drives `serve` offline", _add_demo, _run_demo),
     "lsp": Command("serve the agent to LSP-only editors on stdio (Neovim, Helix, eglot)", _add_lsp, _run_lsp),
+    "login": Command("store an endpoint's API key (asked for hidden, then checked)", _add_login, _run_login),
+    "logout": Command("remove the stored API key of an endpoint", _add_logout, _run_logout),
 }
 
 

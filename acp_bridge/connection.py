@@ -17,6 +17,8 @@ closing our stdout (EPIPE) `serve_stdio` cancels everything (every process the t
 waits for it to stop and returns 0. SIGINT only cancels the running prompts (each answers `cancelled`)
 and the bridge keeps serving: clients such as acpx run us in the terminal's process group, so Ctrl+C
 reaches us along with their `session/cancel`.
+`logout`, `authenticate` and `authMethods` come from `login`; `configOptions` from the session
+(`config_options`), once the model list is loaded (`session/new` waits for it, once per process).
 
 Must not: run tools, talk to models or build card shapes (that is turn.py and mapping.py).
 """
@@ -31,10 +33,11 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from . import __version__
+from . import __version__, login
 from .channel import ClientCapabilities, PermissionOption, PermissionOutcome, ToolCallUpdate, Update
 from .errors import ConnectionClosed, InvalidParams, InvalidRequest, ResourceNotFound, quoted
 from .jsonrpc import FrameWriter, JsonRpcPeer, LineReader, NotificationHandler, Reply, RequestHandler
+from .mapping import ConfigSelect
 from .permissions import MODES
 from .sessions import Session, SessionManager
 from .store import SessionStore
@@ -125,20 +128,9 @@ def _modes_state(session: Session) -> dict[str, Any]:
     }
 
 
-def _config_options(session: Session) -> list[dict[str, Any]]:
-    return [
-        {
-            "id": "mode",
-            "name": "Permission mode",
-            "description": "What runs without asking, what asks, and what is denied.",
-            "category": "mode",
-            "type": "select",
-            "currentValue": session.permissions.mode,
-            "options": [
-                {"value": m.id, "name": m.name, "description": m.description} for m in MODES.values()
-            ],
-        }
-    ]
+def _config_options(session: Session) -> list[ConfigSelect]:
+    # The mode, the model and the thinking effort (`config_options`).
+    return session.config_options()
 
 
 class AcpAgent:
@@ -155,6 +147,7 @@ class AcpAgent:
         self._prompts: dict[int | str, str] = {}
         requests: dict[str, RequestHandler] = {
             "authenticate": self.authenticate,
+            "logout": self.logout,
             "session/new": self.new_session,
             "session/prompt": self.prompt,
             "session/set_mode": self.set_mode,
@@ -209,6 +202,7 @@ class AcpAgent:
         )
         self.channel.set_capabilities(caps)
         self.initialized = True
+        self.manager.catalog.prefetch()  # the model list, ready by the first session/new
         log.info("initialized by %s: %s", caps.client_name or "an unnamed client", caps)
         return {
             # Only v1 exists; a client asking for more gets ours and decides.
@@ -219,17 +213,24 @@ class AcpAgent:
                 "promptCapabilities": {"image": False, "audio": False, "embeddedContext": False},
                 "mcpCapabilities": {"http": True, "sse": True},
                 "sessionCapabilities": {"close": {}, **({"list": {}} if self.store is not None else {})},
+                "auth": login.auth_capabilities(self.manager.backend),
             },
-            "authMethods": [],
+            "authMethods": login.auth_methods(self.manager.backend, caps),
             "agentInfo": AGENT_INFO,
         }
 
     async def authenticate(self, raw: object, _id: object) -> dict[str, Any]:
-        # No auth methods are advertised; the model's key comes from the environment.
+        # The stored (or environment) key, checked against the endpoint (`login`).
+        await login.authenticate(self.manager.backend, _params(raw).get("methodId"))
+        return {}
+
+    async def logout(self, raw: object, _id: object) -> dict[str, Any]:
+        login.logout(self.manager.backend)
         return {}
 
     async def new_session(self, raw: object, _id: object) -> Reply:
         params = _params(raw)
+        await self.manager.catalog.load()  # once per process, bounded by its timeout
         session = self.manager.new_session(
             params.get("cwd"), params.get("additionalDirectories"), params.get("mcpServers")
         )
@@ -250,6 +251,7 @@ class AcpAgent:
         loaded = self.store.load(session_id)
         if loaded is None:
             raise ResourceNotFound(f"no stored session {quoted(session_id)}", data={"sessionId": session_id})
+        await self.manager.catalog.load()
         # The replay's updates go out before this response, as ACP requires.
         session = self.manager.load_session(session_id, params.get("cwd"), loaded, params.get("mcpServers"))
         return {"modes": _modes_state(session), "configOptions": _config_options(session)}
@@ -295,13 +297,9 @@ class AcpAgent:
     async def set_config_option(self, raw: object, _id: object) -> dict[str, Any]:
         params = _params(raw)
         session = self.manager.get(params.get("sessionId"))
-        config_id, value = params.get("configId"), params.get("value")
-        if config_id != "mode":
-            raise InvalidParams(f"unknown config option {quoted(config_id)}; this agent has: mode")
-        if not isinstance(value, str):
-            raise InvalidParams("value must be a mode id string")
-        session.set_mode(value)
-        return {"configOptions": _config_options(session)}
+        if params.get("type") == "boolean":
+            raise InvalidParams("this agent's config options are all of type select")
+        return {"configOptions": session.set_config_option(params.get("configId"), params.get("value"))}
 
     async def close_session(self, raw: object, _id: object) -> dict[str, Any]:
         params = _params(raw)

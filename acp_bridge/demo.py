@@ -5,6 +5,8 @@ It copies the demo workspace (`models.demo_workspace_files()`) into a temporary 
 side, exactly as an editor would. Cards print as they arrive (`demo_render.CardPrinter`): status changes,
 diffs, live terminal output and the plan. A permission question is asked on the terminal when stdin is a
 TTY; otherwise it is allowed once and the demo says so. A short summary ends it (exit 0 on `end_turn`).
+With `--compact`, the demo then sends `/compact`: the conversation is summarized (the scripted model's
+summary) and the bridge says what it kept.
 
 Must not: need a network, an API key or a configured editor; leave the bridge process or the temporary
 workspace behind (unless `--keep`).
@@ -42,6 +44,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep", action="store_true", help="keep the temporary workspace afterwards")
     parser.add_argument("--yes", action="store_true", help="allow every permission question without asking")
     parser.add_argument("--no-color", action="store_true", help="plain output (also: NO_COLOR=1)")
+    parser.add_argument(
+        "--compact", action="store_true", help="then compact the conversation (`/compact`), offline too"
+    )
     parser.add_argument(
         "--bridge-arg", action="append", default=[], metavar="ARG", help="extra `serve` argument"
     )
@@ -126,6 +131,12 @@ async def _demo(
             session_id=session.session_id, prompt=[schema.TextContentBlock(type="text", text=args.prompt)]
         )
         stop_reason = str(response.stop_reason)
+        if args.compact and stop_reason == "end_turn":
+            printer.user("/compact")
+            response = await conn.prompt(
+                session_id=session.session_id, prompt=[schema.TextContentBlock(type="text", text="/compact")]
+            )
+            stop_reason = str(response.stop_reason)
     except Exception as exc:  # noqa: BLE001 - the demo reports any failure in words, then exits non-zero
         printer.error(f"the demo failed: {type(exc).__name__}: {exc}")
     finally:

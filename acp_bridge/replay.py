@@ -2,8 +2,10 @@
 the same updates the live turn sent, through the same presenters and the same mapping, so a reloaded
 session looks as it did (tests compare the folded cards of both).
 
-Each stored event (`session_log`) has one handler here. The permission state the log ends with is handed
-back to the session, which restores it after the conversation.
+Each stored event (`session_log`) has one handler here. The permission state, the model choice and the
+usage the log ends with are handed back to the session, which restores them after the conversation. A
+compaction rewrites the rebuilt history as it did live (`compaction.apply`), so the model gets the
+compacted context, and is shown where it happened.
 
 Must not: run tools or the model again (not even a tool's `preview_call`: a stored card is the pure one),
 or trust the log blindly (an unreadable event is skipped, a call that never settled is closed as
@@ -20,8 +22,8 @@ from typing import Any, Protocol, assert_never
 from registry_core import CANCELLED, TextBlock, ToolFailureInfo, ToolResult, ToolScope, content_text
 from registry_core.presentation import CallViewT
 
-from . import mapping
-from .channel import Update
+from . import compaction, mapping
+from .channel import ClientChannel, Update
 from .mapping import WireContext
 from .models import AssistantMessage, Message, ToolResultMessage, UserMessage
 from .presentable import Presentable
@@ -29,9 +31,12 @@ from .session_log import (
     AssistantStep,
     CallCommitted,
     CallSettled,
+    Compacted,
+    ConfigChanged,
     DeferredContext,
     LogEvent,
     PermissionsChanged,
+    UsageReported,
     UserPrompt,
     decode,
 )
@@ -57,16 +62,24 @@ class ReplayHost(Protocol):
     @property
     def history(self) -> list[Message]: ...
 
+    @property
+    def channel(self) -> ClientChannel: ...
+
     def send(self, update: Update) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
 class Replayed:
     """What a replay found besides the conversation: the number of prompts (the next prompt's turn
-    index) and the last permission state logged, for the session to restore."""
+    index), the last permission state, model choice and usage logged (`usage_current`: no compaction came
+    after that usage), and how many compactions there were, for the session to restore."""
 
     prompts: int
     permissions: PermissionsChanged | None
+    config: ConfigChanged | None = None
+    usage: UsageReported | None = None
+    usage_current: bool = False
+    compactions: int = 0
 
 
 def replay(host: ReplayHost, events: Iterable[Mapping[str, Any]]) -> Replayed:
@@ -81,7 +94,14 @@ def replay(host: ReplayHost, events: Iterable[Mapping[str, Any]]) -> Replayed:
     for raw in events:
         player.feed(raw)
     player.end_step()
-    return Replayed(player.prompts, player.permissions)
+    return Replayed(
+        player.prompts,
+        player.permissions,
+        player.config,
+        player.usage,
+        player.usage_current,
+        player.compactions,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +132,10 @@ class _Player:
         self.step = _Step()
         self.prompts = 0
         self.permissions: PermissionsChanged | None = None
+        self.config: ConfigChanged | None = None
+        self.usage: UsageReported | None = None
+        self.usage_current = False
+        self.compactions = 0
 
     def feed(self, raw: Mapping[str, Any]) -> None:
         try:
@@ -135,8 +159,24 @@ class _Player:
                 self.step.contexts.append(UserMessage(event.text))
             case PermissionsChanged():
                 self.permissions = event  # the last one wins
+            case ConfigChanged():
+                self.config = event  # the last one wins
+            case UsageReported():
+                self.usage, self.usage_current = event, True
+            case Compacted():
+                self.compacted(event)
             case _:
                 assert_never(event)
+
+    def compacted(self, event: Compacted) -> None:
+        """Rewrite the history rebuilt so far as the live compaction did (after the step it followed is
+        complete), and show it where it happened."""
+        self.end_step()
+        compaction.apply(self.host.history, event)
+        for update in compaction.replayed_updates(event, self.host.channel.capabilities.compaction):
+            self.host.send(update)
+        self.compactions += 1
+        self.usage_current = False
 
     def user_prompt(self, event: UserPrompt) -> None:
         self.end_step()

@@ -1,7 +1,9 @@
 """The session log's records: what a session writes to its log, and what `session/load` reads back.
 
 A log is a header (`SessionHeader`) then one event per durable step of the conversation, in order:
-`UserPrompt`, `AssistantStep`, `CallCommitted`, `CallSettled`, `DeferredContext`, `PermissionsChanged`.
+`UserPrompt`, `AssistantStep`, `CallCommitted`, `CallSettled`, `DeferredContext`, `PermissionsChanged`,
+`ConfigChanged` (model and effort), `UsageReported` (a response's usage and the cost so far) and
+`Compacted` (the older conversation replaced by a summary, where it happened).
 Each record writes itself as the JSON object `store.py` appends as one line (`to_json`), and `decode`
 reads one back. The format is the one logs have always had on disk; a record never renames a key.
 
@@ -173,11 +175,133 @@ class PermissionsChanged:
         return PermissionsChanged(raw.get("mode"), tuple(rules) if isinstance(rules, list) else ())
 
 
-LogEvent = UserPrompt | AssistantStep | CallCommitted | CallSettled | DeferredContext | PermissionsChanged
+@dataclass(frozen=True, slots=True)
+class ConfigChanged:
+    """The session's model and thinking effort after the user changed either (None: the default, or no
+    effort); the last one in a log wins."""
+
+    KIND: ClassVar[str] = "config"
+
+    model: str | None
+    thought_level: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.KIND, "model": self.model, "thoughtLevel": self.thought_level}
+
+    @staticmethod
+    def from_json(raw: Mapping[str, Any]) -> ConfigChanged:
+        model, level = raw.get("model"), raw.get("thoughtLevel")
+        return ConfigChanged(
+            model if isinstance(model, str) else None, level if isinstance(level, str) else None
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class UsageReported:
+    """A model response's usage as the client was told: the tokens in context, and the session's cumulative
+    cost so far (None while no price is known)."""
+
+    KIND: ClassVar[str] = "usage"
+
+    used: int
+    cost: float | None = None
+    currency: str = "USD"
+    unpriced: int = 0  # responses so far whose price was unknown (the cost leaves them out)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.KIND, "used": self.used}
+        if self.cost is not None:
+            out["cost"] = {"amount": self.cost, "currency": self.currency}
+        if self.unpriced:
+            out["unpriced"] = self.unpriced
+        return out
+
+    @staticmethod
+    def from_json(raw: Mapping[str, Any]) -> UsageReported:
+        used = raw["used"]
+        if not isinstance(used, int) or isinstance(used, bool) or used < 0:
+            raise ValueError(f"usage must count tokens, got {used!r}")
+        cost = raw.get("cost")
+        amount = cost.get("amount") if isinstance(cost, Mapping) else None
+        currency = cost.get("currency") if isinstance(cost, Mapping) else None
+        unpriced = raw.get("unpriced", 0)
+        return UsageReported(
+            used,
+            float(amount) if isinstance(amount, int | float) and not isinstance(amount, bool) else None,
+            currency if isinstance(currency, str) else "USD",
+            unpriced if isinstance(unpriced, int) and not isinstance(unpriced, bool) else 0,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Compacted:
+    """The conversation was compacted: everything but its last `kept` messages was replaced by `summary`
+    (`compaction.apply` does it, live and on replay). `trigger` is `threshold` or `command` (`/compact`,
+    with its `focus`)."""
+
+    KIND: ClassVar[str] = "compaction"
+
+    compaction_id: str
+    summary: str
+    kept: int
+    trigger: str
+    focus: str | None = None
+    summarized: int = 0  # how many messages the summary replaced
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "type": self.KIND,
+            "compactionId": self.compaction_id,
+            "summary": self.summary,
+            "kept": self.kept,
+            "trigger": self.trigger,
+            "summarized": self.summarized,
+        }
+        if self.focus is not None:
+            out["focus"] = self.focus
+        return out
+
+    @staticmethod
+    def from_json(raw: Mapping[str, Any]) -> Compacted:
+        kept, summarized = raw["kept"], raw.get("summarized", 0)
+        if not isinstance(kept, int) or isinstance(kept, bool) or kept < 0:
+            raise ValueError(f"kept must count messages, got {kept!r}")
+        focus = raw.get("focus")
+        return Compacted(
+            str(raw["compactionId"]),
+            str(raw["summary"]),
+            kept,
+            str(raw.get("trigger") or "threshold"),
+            focus if isinstance(focus, str) else None,
+            summarized if isinstance(summarized, int) and not isinstance(summarized, bool) else 0,
+        )
+
+
+LogEvent = (
+    UserPrompt
+    | AssistantStep
+    | CallCommitted
+    | CallSettled
+    | DeferredContext
+    | PermissionsChanged
+    | ConfigChanged
+    | UsageReported
+    | Compacted
+)
 
 _READERS: dict[str, Callable[[Mapping[str, Any]], LogEvent]] = {
     kind.KIND: kind.from_json
-    for kind in (UserPrompt, AssistantStep, CallCommitted, CallSettled, DeferredContext, PermissionsChanged)
+    for kind in (
+        UserPrompt,
+        AssistantStep,
+        CallCommitted,
+        CallSettled,
+        DeferredContext,
+        PermissionsChanged,
+        ConfigChanged,
+        UsageReported,
+        Compacted,
+    )
 }
 
 

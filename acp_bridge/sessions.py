@@ -10,7 +10,10 @@ most one prompt in flight. A prompt runs as its own task (`Turn.run`, the sessio
 it), the prompt answers `cancelled` anyway and the stuck turn is detached (muted, its cards closed), so a
 prompt always answers promptly and the session stays usable.
 `close()` does the same, waits for the prompt to answer, then forgets the session. `shutdown()` cancels
-everything and waits for it to stop. A session's durable events go to its `Recorder` as `session_log`
+everything and waits for it to stop. Each session also has its model controls (`config_options`: model,
+thinking effort, usage meter) over the manager's model catalog, and its `Compactor` (`/compact` runs as
+the prompt's work, a threshold compaction between a turn's steps).
+A session's durable events go to its `Recorder` as `session_log`
 records; `session/load` replays them (`replay`), then restores the permission state they end with.
 
 Must not: know the transport (only `ClientChannel`), or answer for another session's prompt.
@@ -32,6 +35,7 @@ from presenters.changes import COMMITS_SERVICE
 from presenters.fs_access import remove_stale_temps_soon
 from registry_core import (
     Agent,
+    CancelSignal,
     ToolDefinition,
     ToolExecution,
     ToolExecutionResult,
@@ -39,12 +43,15 @@ from registry_core import (
     ToolScope,
 )
 
-from . import mapping, permission_log
+from . import config_options, mapping, permission_log
 from .channel import ClientChannel, PermissionOutcome, Update
 from .client_fs import ClientFiles
+from .compaction import DEFAULT_COMPACT_AT, Compactor
+from .config_options import SessionControls
 from .errors import AuthRequired, InternalError, InvalidParams, InvalidRequest, ResourceNotFound, quoted
 from .mapping import WireContext
-from .models import Message, ModelBackend, ModelError
+from .models import Message, ModelBackend, ModelError, Usage
+from .models.catalog import CatalogSettings, ModelCatalog, Price
 from .permission_log import RecordedPermissions, permissions_record
 from .permissions import (
     MODES,
@@ -83,6 +90,7 @@ COMMANDS: tuple[tuple[str, str, str | None], ...] = (
     ("permissions", "Show this session's permission mode and remembered rules", None),
     ("forget", "Forget every remembered 'always' answer of this session", None),
     ("mode", "Show or switch the permission mode: default, accept_edits, plan, full_access", "mode id"),
+    ("compact", "Summarize the older conversation to free context", "what the summary should focus on"),
 )
 
 
@@ -95,13 +103,19 @@ class CoreConfig:
 
     max_steps: int = DEFAULT_MAX_STEPS
     policy: PolicyConfig = field(default_factory=PolicyConfig)
-    # The model's context window in tokens, when the deployment knows it: `usage_update` needs a truthful
-    # `size`, so without it no usage is reported.
+    # The configured model's context window in tokens, when the deployment knows it (the backend's
+    # metadata and the built-in table come first, `models.catalog`): `usage_update` needs a truthful
+    # `size`, so a model none of them describes reports no usage.
     context_window: int | None = None
     # MCP servers every session gets (`--mcp-config`), after those its client passes; and how long the
     # first prompt waits for each server to start.
     mcp_servers: ServerList | None = None
     mcp_startup_timeout: float = 30.0
+    # `--models`: the models offered instead of the backend's list; `--price-in/--price-out`: the
+    # configured model's price; `--compact-at`: the share of the window that triggers a compaction.
+    model_list: tuple[str, ...] | None = None
+    price: Price | None = None
+    compact_at: float | None = DEFAULT_COMPACT_AT
 
 
 class Recorder(Protocol):
@@ -150,6 +164,8 @@ class Session:
             manager.config.policy, cwd, roots, on_change=self._record_permissions
         )
         self._approval_lock = asyncio.Lock()
+        self.controls = SessionControls(manager.catalog)
+        self.compactor = Compactor(self, manager.config.compact_at)
         self.history: list[Message] = []
         self.turn_index = 0
         self.turn: Turn | None = None
@@ -240,10 +256,12 @@ class Session:
                 "session/cancel first"
             )
         text = prompt_text(blocks)
-        if text.startswith("/"):
+        compact_focus = _compact_command(text)
+        if text.startswith("/") and compact_focus is None:
             handled = self._slash_command(text)
             if handled:
                 return "end_turn"
+        self.compactor.suppressed = False  # a new prompt may try a failed threshold compaction again
         turn = Turn(
             self,
             self.history,
@@ -257,7 +275,8 @@ class Session:
         # whose tool ignores the cancel must be left behind instead (`_give_up`, then `Turn.detach`): the
         # prompt answers `cancelled` within `CANCEL_GRACE` and the session takes the next prompt while
         # the stuck task ends in the background. Outliving its parent is what that task is for.
-        task = asyncio.ensure_future(turn.run(text))
+        work = turn.run(text) if compact_focus is None else turn.run_compaction(compact_focus or None)
+        task = asyncio.ensure_future(work)
         self._task = task
         abandon = self._abandon = asyncio.get_running_loop().create_future()
         task.add_done_callback(self._turn_finished)
@@ -268,7 +287,8 @@ class Session:
             turn.cancel()
             task.cancel()
             raise
-        self.turn_index += 1
+        if compact_focus is None:
+            self.turn_index += 1  # `/compact` is no prompt of the model's: the script's turns stay in step
         if not task.done():
             log.warning("session %s: abandoning a turn that ignored its cancellation", self.id)
             turn.detach()
@@ -363,6 +383,61 @@ class Session:
         if changed:
             self._record_permissions()
         self.send(mapping.mode_update(mode))
+        self.send(self.controls.update(mode))
+
+    # --- config options (model, thinking effort) and usage -----------------------------------------
+
+    def config_options(self) -> list[mapping.ConfigSelect]:
+        """ACP `configOptions`: the mode, the model and (for a model that takes one) the thinking effort."""
+        return self.controls.options(self._permissions.mode)
+
+    def set_config_option(self, config_id: object, value: object) -> list[mapping.ConfigSelect]:
+        """Change one option (`session/set_config_option`, the LSP face's command); the client is sent a
+        `config_option_update`, and the full set is returned. Raises InvalidParams for an unknown option
+        or value."""
+        if config_id == config_options.MODE:
+            if not isinstance(value, str):
+                raise InvalidParams("value must be a mode id string")
+            self.set_mode(value)
+            return self.config_options()
+        if config_id == config_options.MODEL:
+            self.controls.set_model(value)
+        elif config_id == config_options.THOUGHT_LEVEL and self.controls.info.efforts:
+            self.controls.set_thought_level(value)
+        else:
+            options = ", ".join(self.controls.ids())
+            raise InvalidParams(f"unknown config option {quoted(config_id)}; this session has: {options}")
+        if self.manager.recording:
+            self.record(self.controls.record())
+        self.send(self.controls.update(self._permissions.mode))
+        return self.config_options()
+
+    def model_choice(self) -> tuple[str | None, str | None]:
+        return self.controls.step_choice()
+
+    def report_usage(self, usage: Usage) -> Update | None:
+        """A response's usage: the meter counts it (logged), and the client gets a `usage_update` when the
+        selected model's window is known (a guessed `size` would mislead its "context full" gauge)."""
+        meter, info = self.controls.meter, self.controls.info
+        meter.add(usage, info)
+        if self.manager.recording:
+            self.record(meter.record())
+        return meter.update(info)
+
+    async def compact(
+        self, history: list[Message], signal: CancelSignal, *, focus: str | None = None, forced: bool = False
+    ) -> None:
+        """`TurnHost.compact`: `/compact` always; otherwise once the context reached `--compact-at`. A failed
+        threshold compaction is reported and the turn goes on with the full context."""
+        if forced:
+            await self.compactor.run(history, signal, trigger="command", focus=focus)
+            return
+        if not self.compactor.due():
+            return
+        try:
+            await self.compactor.run(history, signal, trigger="threshold")
+        except ModelError as exc:
+            log.warning("session %s: compaction failed: %s", self.id, exc.message)
 
     def _slash_command(self, text: str) -> bool:
         name, _, rest = text[1:].partition(" ")
@@ -390,14 +465,6 @@ class Session:
             return True
         return False
 
-    def usage_update(self, used: int) -> Update | None:
-        """ACP's `usage_update` (`used` tokens in context of the `size`-token window), or None when the
-        context window is unknown: a guessed `size` would mislead the client's "context full" gauge."""
-        size = self.manager.config.context_window
-        if size is None:
-            return None
-        return mapping.usage_update(used, size)
-
     def available_commands_update(self) -> Update:
         commands = COMMANDS if self.mcp is None else (*COMMANDS, *self.mcp.commands())
         return mapping.available_commands(commands)
@@ -417,6 +484,12 @@ class _CommitLog:
 
     def committed(self, call_id: str, tool: str, summary: str, meta: Mapping[str, Any]) -> None:
         self._session.record(CallCommitted(call_id, tool, summary, meta))
+
+
+def _compact_command(text: str) -> str | None:
+    """The focus of a `/compact [focus]` prompt ("" without one), or None for any other prompt."""
+    name, _, rest = text.partition(" ")
+    return rest.strip() if name.strip() == "/compact" else None
 
 
 def _model_failure(exc: ModelError) -> Exception:
@@ -449,6 +522,10 @@ class SessionManager:
         self._resources: dict[str, SessionResources] = {}
         self._closing = False
         self._stopping: set[asyncio.Future[None]] = set()  # MCP servers of replaced sessions, stopping
+        # The models sessions may pick, listed once for the connection (`load` is awaited by the faces).
+        self.catalog = ModelCatalog(
+            backend, CatalogSettings(self.config.model_list, self.config.context_window, self.config.price)
+        )
         self.gate = PermissionGate(self._gate_host)
         self.registry = ToolRegistry(approval=self.gate)
         self.registry.on_pre_execute(self.gate.listener, first=True)
@@ -545,9 +622,18 @@ class SessionManager:
         remove_stale_temps_soon(session.roots)  # a killed writer's temporary files (see fs_access)
         replayed = replay(session, log_events)
         session.turn_index = replayed.prompts
+        session.compactor.count = replayed.compactions
         if replayed.permissions is not None:
             session.restore_permissions(replayed.permissions)
         self._start_mcp(session, mcp_servers)
+        controls = session.controls
+        note = controls.restore(replayed.config)
+        if note is not None:
+            session.send(mapping.agent_message_chunk("\n\n" + note))
+        controls.meter.restore(replayed.usage, context_known=replayed.usage_current)
+        usage = controls.meter.update(controls.info)
+        if usage is not None:
+            session.send(usage)  # the gauge as the session left it
         return session
 
     def get(self, session_id: object) -> Session:

@@ -33,6 +33,7 @@ from registry_core import (
     Agent,
     CancelController,
     CancelReason,
+    CancelSignal,
     StatusProgress,
     TerminalCallView,
     TerminalOutputProgress,
@@ -70,6 +71,7 @@ from .models import (
     ToolCallStarted,
     ToolResultMessage,
     ToolSpec,
+    Usage,
     UserMessage,
 )
 from .permissions import Decision, SessionPermissions
@@ -128,8 +130,19 @@ class TurnHost(Protocol):
         """Log a durable event (nothing when the session is not recorded)."""
         ...
 
-    def usage_update(self, used: int) -> Update | None:
-        """The update telling the client `used` tokens fill the context, or None to tell nothing."""
+    def model_choice(self) -> tuple[str | None, str | None]:
+        """The session's (model, reasoning effort) for the next request; None for the backend's defaults."""
+        ...
+
+    def report_usage(self, usage: Usage) -> Update | None:
+        """Account for a response's usage; the update telling the client, or None to tell nothing."""
+        ...
+
+    async def compact(
+        self, history: list[Message], signal: CancelSignal, *, focus: str | None = None, forced: bool = False
+    ) -> None:
+        """Compact `history` in place when the context is full enough (`forced`: `/compact`, always). A
+        cancel through `signal` leaves it unchanged. Raises `ModelError` only when `forced`."""
         ...
 
 
@@ -227,8 +240,8 @@ class Turn:
     async def run(self, user_text: str) -> StopReason:
         """Run the prompt to its stop reason. Each step's text, thought and calls join the history and the
         log as one assistant message, with its calls in the order the model asked; a step's token usage
-        becomes a `usage_update` (when the host reports one). However the turn ends, its open cards are
-        closed (`_settle_leftovers`)."""
+        becomes a `usage_update` (when the host reports one), and the host may compact the history before
+        a step. However the turn ends, its open cards are closed (`_settle_leftovers`)."""
         host = self.host
         servers = host.mcp
         if servers is not None:
@@ -247,6 +260,11 @@ class Turn:
             for step_index in range(self.max_steps):
                 if self.cancelled:
                     return "cancelled"
+                # Between steps no call is running: the place to compact a context that filled up.
+                await host.compact(self.history, self.controller.signal)
+                if self.cancelled:
+                    return "cancelled"
+                model, effort = host.model_choice()
                 if registry.tools_version != tools_version:
                     # A tool came or went (an MCP server's list changed): the next step sees the new list.
                     tools, tools_version = self._tools(), registry.tools_version
@@ -259,14 +277,14 @@ class Turn:
                     turn_index=self.turn_index,
                     step_index=step_index,
                     system_prompt=prompt,
+                    model=model,
+                    reasoning_effort=effort,
                 )
                 out = await self._model_step(request)
                 text, thought = "".join(out.text), "".join(out.thought)
                 complete = out.complete
                 if complete is not None and complete.usage is not None:
-                    # The step's prompt (the whole conversation so far) plus what it generated is what
-                    # the context holds now.
-                    usage = host.usage_update(complete.usage.input_tokens + complete.usage.output_tokens)
+                    usage = host.report_usage(complete.usage)
                     if usage is not None:
                         self._send(usage)
                 calls = complete.tool_calls if complete is not None else ()
@@ -288,6 +306,15 @@ class Turn:
 
     def _tools(self) -> list[ToolSpec]:
         return [ToolSpec(s["name"], s["description"], s["parameters"]) for s in self.host.scope.schemas()]
+
+    async def run_compaction(self, focus: str | None) -> StopReason:
+        """`/compact [focus]`: compact the session's history now, as the prompt's whole work (no model
+        step follows). Raises `ModelError` when the summary failed."""
+        try:
+            await self.host.compact(self.history, self.controller.signal, focus=focus, forced=True)
+        finally:
+            self._settle_leftovers()
+        return "cancelled" if self.cancelled else "end_turn"
 
     async def _model_step(self, request: StepRequest) -> _StepOutput:
         """Stream one step: thought and text deltas go out as chunks as they arrive (the channel drained

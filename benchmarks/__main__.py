@@ -19,6 +19,7 @@ MODULES = {
     "floor": "benchmarks.floor_bench",
     "permissions": "benchmarks.permissions_bench",
     "mcp": "benchmarks.mcp_bench",
+    "controls": "benchmarks.model_controls_bench",
 }
 
 

@@ -35,6 +35,8 @@ The modules (import the names below from this package, not from them):
 - `state`: session-state updates: `mode_update`, `usage_update`, `available_commands`.
 - `options`: `permission_options`, the four options of a permission question, and `option_scope`.
 - `fold`: the updates read back: `read_update`, the reducer `next_card` (call id → `Card`), `fold_cards`.
+- `controls`: config options, cost, compaction and notice updates (`config_select`,
+  `config_option_update`, `cost`, `compaction_update`, `compaction_summary_chunk`, `notice`).
 """
 
 # The bridge core calls the builders by these names and parameters: keep them (additions only, with
@@ -50,6 +52,14 @@ from .calls import (
     tool_call_refined,
     tool_call_started,
     tool_call_status,
+)
+from .controls import (
+    compaction_summary_chunk,
+    compaction_update,
+    config_option_update,
+    config_select,
+    cost,
+    notice,
 )
 from .fold import (
     BridgeInfo,
@@ -87,6 +97,7 @@ from .wire import (
     RAW_OUTPUT_TEXT_CHARS,
     AvailableCommandsUpdate,
     ChunkKind,
+    ConfigSelect,
     CurrentModeUpdate,
     DiffItem,
     Location,
@@ -124,6 +135,7 @@ __all__ = [
     "Card",
     "CardPatch",
     "ChunkKind",
+    "ConfigSelect",
     "CurrentModeUpdate",
     "DiffItem",
     "Event",
@@ -152,10 +164,16 @@ __all__ = [
     "available_commands",
     "bound_update",
     "card_of",
+    "compaction_summary_chunk",
+    "compaction_update",
+    "config_option_update",
+    "config_select",
+    "cost",
     "display_path",
     "fold_cards",
     "mode_update",
     "next_card",
+    "notice",
     "option_scope",
     "permission_options",
     "permission_tool_call",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .wire import AvailableCommand, AvailableCommandsUpdate, CurrentModeUpdate, UsageUpdate
+from .wire import AvailableCommand, AvailableCommandsUpdate, Cost, CurrentModeUpdate, UsageUpdate
 
 
 def mode_update(mode_id: str) -> CurrentModeUpdate:
@@ -16,9 +16,13 @@ def mode_update(mode_id: str) -> CurrentModeUpdate:
     return {"sessionUpdate": "current_mode_update", "currentModeId": mode_id}
 
 
-def usage_update(used: int, size: int) -> UsageUpdate:
-    """ACP's `usage_update`: `used` tokens are in the context, of a `size`-token window."""
-    return {"sessionUpdate": "usage_update", "used": used, "size": size}
+def usage_update(used: int, size: int, cost: Cost | None = None) -> UsageUpdate:
+    """ACP's `usage_update`: `used` tokens are in the context, of a `size`-token window; `cost` (from
+    `controls.cost`) is the session's cumulative cost, when its prices are known."""
+    update: UsageUpdate = {"sessionUpdate": "usage_update", "used": used, "size": size}
+    if cost is not None:
+        update["cost"] = cost
+    return update
 
 
 def available_commands(commands: Iterable[tuple[str, str, str | None]]) -> AvailableCommandsUpdate:

@@ -249,12 +249,77 @@ class CurrentModeUpdate(TypedDict):
     currentModeId: str
 
 
+class Cost(TypedDict):
+    """A session's cumulative cost (ACP `Cost`)."""
+
+    amount: float
+    currency: str
+
+
 class UsageUpdate(TypedDict):
-    """`used` tokens are in the context, of a `size`-token window."""
+    """`used` tokens are in the context, of a `size`-token window; `cost` when prices are known;
+    `_meta.acpBridge.unpricedResponses`: responses whose price was not known (the cost is incomplete)."""
 
     sessionUpdate: Literal["usage_update"]
     used: int
     size: int
+    cost: NotRequired[Cost]
+    _meta: NotRequired[dict[str, Any]]
+
+
+class ConfigSelectValue(TypedDict):
+    """One value a `select` config option offers."""
+
+    value: str
+    name: str
+    description: NotRequired[str]
+
+
+class ConfigSelect(TypedDict):
+    """A `select` session config option (ACP `SessionConfigOption`)."""
+
+    id: str
+    name: str
+    description: str
+    category: str
+    type: Literal["select"]
+    currentValue: str
+    options: list[ConfigSelectValue]
+
+
+class ConfigOptionUpdate(TypedDict):
+    """`config_option_update`: the full set of options and their current values."""
+
+    sessionUpdate: Literal["config_option_update"]
+    configOptions: list[ConfigSelect]
+
+
+class CompactionUpdate(TypedDict):
+    """`compaction_update` (unstable): a compaction's status; a field left out keeps the client's value."""
+
+    sessionUpdate: Literal["compaction_update"]
+    compactionId: str
+    status: Literal["in_progress", "completed", "failed", "cancelled"]
+    summary: NotRequired[list[TextContent]]
+    error: NotRequired[str]
+    _meta: NotRequired[dict[str, Any]]
+
+
+class CompactionSummaryChunk(TypedDict):
+    """`compaction_summary_chunk` (unstable): one more piece of an in-progress compaction's summary."""
+
+    sessionUpdate: Literal["compaction_summary_chunk"]
+    compactionId: str
+    content: TextContent
+
+
+class Notice(TypedDict):
+    """`notice` (unstable): advisory, not history."""
+
+    sessionUpdate: Literal["notice"]
+    severity: Literal["info", "warning", "error"]
+    title: str
+    description: NotRequired[str]
 
 
 class CommandInput(TypedDict):
@@ -280,6 +345,10 @@ Update = (
     | CurrentModeUpdate
     | UsageUpdate
     | AvailableCommandsUpdate
+    | ConfigOptionUpdate
+    | CompactionUpdate
+    | CompactionSummaryChunk
+    | Notice
 )
 """The `update` object of a `session/update` notification: every shape the bridge emits."""
 

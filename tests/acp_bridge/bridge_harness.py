@@ -7,6 +7,10 @@ against the SDK's pydantic schema as they arrive; `schema_errors` collects any m
 
 `RecordingClient` is the client: it records updates and answers permission requests through a policy
 function (default: allow once), optionally serving `fs/*` from an in-memory buffer map.
+
+The unstable session updates the SDK does not know yet (`notice`, `compaction_update`,
+`compaction_summary_chunk`) are validated against `acp_unstable_schema` instead; `request` sends any
+method with raw params (capabilities and methods the SDK's client does not have).
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from acp import schema
 from acp.client.connection import ClientSideConnection
 from acp.exceptions import RequestError
 from pydantic import ValidationError
+
+from .acp_unstable_schema import UNSTABLE_UPDATES, validate_update
 
 REPO = Path(__file__).resolve().parents[2]
 LINE_LIMIT = 64 * 1024 * 1024
@@ -191,6 +197,12 @@ class Bridge:
         model = _OUTGOING_SCHEMAS.get(frame.get("method", ""))
         if model is None:
             return
+        update = (frame.get("params") or {}).get("update")
+        if isinstance(update, dict) and update.get("sessionUpdate") in UNSTABLE_UPDATES:
+            errors = validate_update(update)
+            if errors:
+                self.schema_errors.append(f"session/update: {errors}\n{json.dumps(frame)[:2000]}")
+            return
         try:
             model.model_validate(frame.get("params"))
         except ValidationError as exc:
@@ -216,6 +228,20 @@ class Bridge:
             ),
             10,
         )
+
+    async def request(self, method: str, params: dict[str, Any], within: float = 10) -> Any:
+        """Any request with raw params; its raw result. Raises the SDK's RequestError for an error answer."""
+        return await asyncio.wait_for(self.conn._conn.send_request(method, params), within)
+
+    async def initialize_raw(self, capabilities: dict[str, Any]) -> dict[str, Any]:
+        """`initialize` with raw client capabilities (ones the SDK's models drop, such as
+        `session.compaction`, `session.notices`); the raw result."""
+        result: dict[str, Any] = await self.request(
+            "initialize",
+            {"protocolVersion": 1, "clientCapabilities": capabilities,
+             "clientInfo": {"name": "test-client", "version": "1"}},
+        )  # fmt: skip
+        return result
 
     async def new_session(self, cwd: Path) -> str:
         response = await asyncio.wait_for(self.conn.new_session(cwd=str(cwd), mcp_servers=[]), 10)

@@ -57,6 +57,15 @@ def conforms(value: Any, declared: Any, where: str = "update") -> list[str]:
         return [
             p for i, item in enumerate(value) for p in conforms(item, get_args(declared)[0], f"{where}[{i}]")
         ]
+    if origin is dict:
+        if not isinstance(value, dict):
+            return [f"{where}: not an object"]
+        key_type, item_type = get_args(declared)
+        return [p for key, item in value.items() for p in conforms(item, item_type, f"{where}.{key}")] + [
+            f"{where}: key {key!r} is not {key_type.__name__}"
+            for key in value
+            if not isinstance(key, key_type)
+        ]
     if typing.is_typeddict(declared):
         if not isinstance(value, dict):
             return [f"{where}: not an object"]
