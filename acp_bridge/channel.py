@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 Update = dict[str, Any]
 
@@ -31,6 +31,7 @@ class ClientCapabilities:
     `terminal_meta`: Zed's display-only terminal convention (`clientCapabilities._meta.terminal_output`).
     `fs_read` / `fs_write`: `fs/read_text_file` / `fs/write_text_file` (unsaved buffers, reviewable edits).
     `terminal`: the client's `terminal/*` methods (advertised by clients, not used by the bridge yet).
+    `elicitation_form`: the client renders forms (`elicitation/create`, mode "form"); `ask_user` uses it.
     """
 
     terminal_meta: bool = False
@@ -38,6 +39,8 @@ class ClientCapabilities:
     fs_write: bool = False
     terminal: bool = False
     client_name: str | None = None
+    # `elicitation.form`: the client renders a form the agent describes (`elicitation/create`).
+    elicitation_form: bool = False
 
     @staticmethod
     def from_acp(
@@ -50,12 +53,15 @@ class ClientCapabilities:
         meta = caps.get("_meta")
         meta = meta if isinstance(meta, Mapping) else {}
         name = client_info.get("name") if isinstance(client_info, Mapping) else None
+        elicitation = caps.get("elicitation")
+        form = elicitation.get("form") if isinstance(elicitation, Mapping) else None
         return ClientCapabilities(
             terminal_meta=meta.get("terminal_output") is True,
             fs_read=fs.get("readTextFile") is True,
             fs_write=fs.get("writeTextFile") is True,
             terminal=caps.get("terminal") is True,
             client_name=name if isinstance(name, str) else None,
+            elicitation_form=isinstance(form, Mapping),
         )
 
 
@@ -125,3 +131,22 @@ class ClientChannel(Protocol):
         """Write through the editor (reviewable there). Only when `capabilities.fs_write`.
         Raises RemoteError or ConnectionClosed."""
         ...
+
+
+@runtime_checkable
+class ElicitingChannel(Protocol):
+    """A channel that can send ACP `elicitation/create` (the ACP face); used when the client advertised
+    `elicitation.form`."""
+
+    async def create_elicitation(self, params: dict[str, Any]) -> Any:
+        """Send `elicitation/create` with `params` and return the raw answer. Raises as
+        `request_permission`."""
+        ...
+
+
+@runtime_checkable
+class QuestionChannel(Protocol):
+    """A channel with its own way to ask a multiple-choice question (the LSP face:
+    `window/showMessageRequest`). `ask_question` returns the chosen option, or None when dismissed."""
+
+    async def ask_question(self, session_id: str, question: str, options: list[str]) -> str | None: ...

@@ -96,7 +96,17 @@ async def _demo(
     from acp.interfaces import Client
 
     printer = CardPrinter(out, style, cwd=str(workspace), interactive=interactive)
-    argv = [sys.executable, "-m", "acp_bridge", "serve", "--model", args.model, *args.bridge_arg]
+    # A throwaway workspace: its session does not belong in the user's history.
+    argv = [
+        sys.executable,
+        "-m",
+        "acp_bridge",
+        "serve",
+        "--model",
+        args.model,
+        "--no-history",
+        *args.bridge_arg,
+    ]
     printer.banner(workspace, args.model, argv)
     proc = await asyncio.create_subprocess_exec(
         *argv,

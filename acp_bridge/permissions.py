@@ -56,7 +56,12 @@ DEFAULT_CLASSES: Mapping[str, ToolClass] = {
     "bash": "execute",
     "web_fetch": "fetch",
     "todo_write": "safe",
+    "ask_user": "safe",  # it only asks the user a question: nothing to approve first
 }
+
+# How long an "always" answer lasts, as the options and denials name it: this session, unless the
+# session's permissions say otherwise (`rules_store.ProjectPermissions`: "this project").
+REMEMBERED_FOR_SESSION = "this session"
 
 _PATH_KEYS = ("file_path", "path")
 
@@ -217,6 +222,8 @@ class SessionPermissions:
         # Resolved once: roots do not move during a session, and every read is checked against them.
         self.real_roots = tuple(os.path.realpath(r) for r in self.roots)
         self.rules: list[Rule] = []
+        # What an "always" answer lasts for, as the options and denials name it.
+        self.remembered_for = REMEMBERED_FOR_SESSION
 
     @property
     def mode(self) -> ModeId:
@@ -339,16 +346,21 @@ class SessionPermissions:
         return "\n".join(lines)
 
 
-def permission_options(scope: Scope) -> list[dict[str, Any]]:
-    """The four ACP PermissionOptions; the option id equals its kind. "Always" names show the scope."""
+def permission_options(scope: Scope, remembered_for: str = REMEMBERED_FOR_SESSION) -> list[dict[str, Any]]:
+    """The four ACP PermissionOptions; the option id equals its kind. "Always" names show the scope and
+    how long the answer lasts."""
     label = scope.label()
     return [
         {"optionId": "allow_once", "name": "Allow once", "kind": "allow_once"},
-        {"optionId": "allow_always", "name": f"Always allow {label} (this session)", "kind": "allow_always"},
+        {
+            "optionId": "allow_always",
+            "name": f"Always allow {label} ({remembered_for})",
+            "kind": "allow_always",
+        },
         {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
         {
             "optionId": "reject_always",
-            "name": f"Always reject {label} (this session)",
+            "name": f"Always reject {label} ({remembered_for})",
             "kind": "reject_always",
         },
     ]
@@ -439,7 +451,8 @@ class PermissionGate:
                 return ApprovalAnswer("denied", decision.reason)
             scope = host.permissions.scope_for(tool, execution.arguments)
             try:
-                outcome = await host.ask_user(execution, reason, permission_options(scope))
+                options = permission_options(scope, host.permissions.remembered_for)
+                outcome = await host.ask_user(execution, reason, options)
             except (RemoteError, ConnectionClosed, ValueError) as exc:
                 log.warning("permission request for %s failed: %s", execution.call_id, exc)
                 return ApprovalAnswer(
@@ -471,7 +484,8 @@ class PermissionGate:
             rule = host.permissions.remember(scope, allow=False)
             return ApprovalAnswer(
                 "denied",
-                f"The user rejected this `{tool}` call and chose to {rule.describe()} in this session.{said}",
+                f"The user rejected this `{tool}` call and chose to {rule.describe()} in "
+                f"{host.permissions.remembered_for}.{said}",
             )
         log.warning("unknown permission option %r for %s", option, execution.call_id)
         return ApprovalAnswer(

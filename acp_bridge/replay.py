@@ -24,6 +24,7 @@ from . import mapping
 from .channel import Update
 from .mapping import WireContext
 from .models import AssistantMessage, Message, ToolResultMessage, UserMessage
+from .models.images import result_images
 from .presentable import Presentable
 from .session_log import (
     AssistantStep,
@@ -32,6 +33,7 @@ from .session_log import (
     DeferredContext,
     LogEvent,
     PermissionsChanged,
+    SessionInfoChanged,
     UserPrompt,
     decode,
 )
@@ -63,10 +65,13 @@ class ReplayHost(Protocol):
 @dataclass(frozen=True, slots=True)
 class Replayed:
     """What a replay found besides the conversation: the number of prompts (the next prompt's turn
-    index) and the last permission state logged, for the session to restore."""
+    index), the last permission state logged, for the session to restore, the last session info
+    (title, roots) logged, and the first prompt (a title when none was set)."""
 
     prompts: int
     permissions: PermissionsChanged | None
+    info: SessionInfoChanged = field(default_factory=SessionInfoChanged)
+    first_prompt: str | None = None
 
 
 def replay(host: ReplayHost, events: Iterable[Mapping[str, Any]]) -> Replayed:
@@ -81,7 +86,7 @@ def replay(host: ReplayHost, events: Iterable[Mapping[str, Any]]) -> Replayed:
     for raw in events:
         player.feed(raw)
     player.end_step()
-    return Replayed(player.prompts, player.permissions)
+    return Replayed(player.prompts, player.permissions, player.info, player.first_prompt)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +117,8 @@ class _Player:
         self.step = _Step()
         self.prompts = 0
         self.permissions: PermissionsChanged | None = None
+        self.info = SessionInfoChanged()
+        self.first_prompt: str | None = None
 
     def feed(self, raw: Mapping[str, Any]) -> None:
         try:
@@ -135,14 +142,21 @@ class _Player:
                 self.step.contexts.append(UserMessage(event.text))
             case PermissionsChanged():
                 self.permissions = event  # the last one wins
+            case SessionInfoChanged():
+                self.info = _merged(self.info, event)
             case _:
                 assert_never(event)
 
     def user_prompt(self, event: UserPrompt) -> None:
         self.end_step()
         self.prompts += 1
-        self.host.history.append(UserMessage(event.text))
-        self.host.send(mapping.user_message_chunk(event.text))
+        if self.first_prompt is None:
+            self.first_prompt = event.text
+        self.host.history.append(UserMessage(event.text, event.images))
+        if event.text:
+            self.host.send(mapping.user_message_chunk(event.text))
+        for image in event.images:
+            self.host.send(mapping.user_image_chunk(image.mime_type, image.data))
 
     def assistant_step(self, event: AssistantStep) -> None:
         self.end_step()
@@ -169,8 +183,9 @@ class _Player:
         asked = self.asked.get(record.call_id) or _Asked(record.name, None, None, None)
         result = record.to_result()
         self.step.results[record.call_id] = ToolResultMessage(
-            record.call_id, record.name, content_text(result.content), result.is_error
-        )
+            record.call_id, record.name, content_text(result.content), result.is_error,
+            result_images(record.name, result.content),
+        )  # fmt: skip
         presentable = asked.presentable
         result_view = presentable.result_view(result) if presentable is not None else None
         for update in mapping.tool_call_completed(
@@ -225,3 +240,12 @@ def _unfinished(host: ReplayHost, call_id: str, asked: _Asked) -> ToolResultMess
     ):
         host.send(update)
     return ToolResultMessage(call_id, asked.name, UNFINISHED_MESSAGE, True)
+
+
+def _merged(known: SessionInfoChanged, event: SessionInfoChanged) -> SessionInfoChanged:
+    """The info as of `event`: its fields replace the known ones; the ones it leaves None stay."""
+    return SessionInfoChanged(
+        event.title if event.title is not None else known.title,
+        event.title_source if event.title is not None else known.title_source,
+        event.roots if event.roots is not None else known.roots,
+    )

@@ -51,6 +51,7 @@ from .live_output import LiveOutput
 from .mapping import ToolStatus, WireContext
 from .models import (
     AssistantMessage,
+    ImageData,
     Message,
     ModelBackend,
     ModelError,
@@ -65,6 +66,7 @@ from .models import (
     ToolSpec,
     UserMessage,
 )
+from .models.images import result_images, without_images
 from .permissions import Decision, SessionPermissions
 from .presentable import Presentable
 from .session_log import AssistantStep, CallSettled, DeferredContext, LogEvent, UserPrompt
@@ -163,8 +165,11 @@ class Turn:
         system_prompt: str,
         turn_index: int,
         max_steps: int,
+        vision: bool = True,
     ) -> None:
         self.host = host
+        # Whether the model sees images; without vision each one is named in text instead.
+        self.vision = vision
         self.history = history
         self.system_prompt = system_prompt
         self.turn_index = turn_index
@@ -209,21 +214,21 @@ class Turn:
 
     # --- the loop ---------------------------------------------------------------------------------
 
-    async def run(self, user_text: str) -> StopReason:
+    async def run(self, user_text: str, images: tuple[ImageData, ...] = ()) -> StopReason:
         """Run the prompt to its stop reason. Each step's text, thought and calls join the history and the
         log as one assistant message, with its calls in the order the model asked; a step's token usage
         becomes a `usage_update` (when the host reports one). However the turn ends, its open cards are
         closed (`_settle_leftovers`)."""
         host = self.host
-        self.history.append(UserMessage(user_text))
-        self._record(UserPrompt(user_text))
+        self.history.append(UserMessage(user_text, images))
+        self._record(UserPrompt(user_text, images))
         tools = [ToolSpec(s["name"], s["description"], s["parameters"]) for s in host.scope.schemas()]
         try:
             for step_index in range(self.max_steps):
                 if self.cancelled:
                     return "cancelled"
                 request = StepRequest(
-                    messages=tuple(self.history),
+                    messages=tuple(self.history) if self.vision else without_images(self.history),
                     tools=tools,
                     turn_index=self.turn_index,
                     step_index=step_index,
@@ -342,8 +347,11 @@ class Turn:
         for call, result in zip(calls, results, strict=True):
             self._complete(call.id, call.name, call.arguments, result)
             self.history.append(
-                ToolResultMessage(call.id, call.name, content_text(result.content), result.is_error)
-            )
+                ToolResultMessage(
+                    call.id, call.name, content_text(result.content), result.is_error,
+                    result_images(call.name, result.content),
+                )
+            )  # fmt: skip
             concluded = concluded or result.concludes_turn
         # The deferred contexts follow every result of the step: OpenAI-compatible APIs reject a user
         # message between the tool messages that answer one assistant message. Logged in the same order.

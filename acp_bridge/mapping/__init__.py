@@ -29,8 +29,9 @@ The modules (import the names below from this package, not from them):
   `permission_tool_call`, `terminal_output`.
 - `renderers`: each result view's card content (diff, search, read, web, generic, fallback).
 - `results`: `tool_call_completed`, rawOutput and closing a terminal card.
-- `messages`: message chunks and `plan_from_result`.
-- `state`: session-state updates: `mode_update`, `usage_update`, `available_commands`.
+- `messages`: message chunks (a replayed prompt's images too) and `plan_from_result`.
+- `state`: session-state updates: `mode_update`, `usage_update`, `available_commands`,
+  `session_info_update`.
 """
 
 # SIGNATURES AGREED WITH THE BRIDGE CORE — keep these names (additions only, with defaults).
@@ -45,10 +46,16 @@ from .calls import (
     tool_call_started,
     tool_call_status,
 )
-from .messages import agent_message_chunk, agent_thought_chunk, plan_from_result, user_message_chunk
+from .messages import (
+    agent_message_chunk,
+    agent_thought_chunk,
+    plan_from_result,
+    user_image_chunk,
+    user_message_chunk,
+)
 from .paths import display_path, relativize_title, resolve_path
 from .results import tool_call_completed
-from .state import available_commands, mode_update, usage_update
+from .state import available_commands, mode_update, session_info_update, usage_update
 from .wire import (
     DEFAULT_MAX_UPDATE_BYTES,
     FINAL_TERMINAL_OUTPUT_CHARS,
@@ -93,6 +100,7 @@ __all__ = [
     "plan_from_result",
     "relativize_title",
     "resolve_path",
+    "session_info_update",
     "terminal_output",
     "tool_call_completed",
     "tool_call_previewed",
@@ -100,5 +108,6 @@ __all__ = [
     "tool_call_started",
     "tool_call_status",
     "usage_update",
+    "user_image_chunk",
     "user_message_chunk",
 ]

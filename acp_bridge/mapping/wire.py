@@ -37,3 +37,6 @@ class WireContext:
     cwd: str  # absolute session cwd
     terminal_meta: bool = False  # client advertised clientCapabilities._meta.terminal_output == true
     max_update_bytes: int = DEFAULT_MAX_UPDATE_BYTES  # serialised size cap of one update
+    # The session's other workspace roots (`additionalDirectories`): a title shows a path below one of
+    # them as `<root name>/<path inside it>`, as paths below the cwd are shown relative to it.
+    extra_roots: tuple[str, ...] = ()

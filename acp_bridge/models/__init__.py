@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from acp_bridge.credentials import api_key_from_environment
 from acp_bridge.models.base import (
     AssistantMessage,
+    ImageData,
     JsonObject,
     Message,
     ModelBackend,
@@ -50,6 +51,7 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "DEMO_SCRIPT",
     "AssistantMessage",
+    "ImageData",
     "JsonObject",
     "Message",
     "ModelBackend",
