@@ -1,8 +1,9 @@
 """The ACP face: agent methods over newline-delimited JSON-RPC on stdio, onto the session core.
 
 `AcpAgent` is the method table (initialize, authenticate, session/new, session/prompt, session/cancel,
-session/close, session/set_mode, session/set_config_option, `_acpBridge/setSessionTitle`, and
-session/load, session/list, session/resume and session/delete when history is kept); it checks params,
+session/close, session/set_mode, session/set_config_option, the extension methods
+`_acpBridge/setSessionTitle`, `_acpBridge/listRules` and `_acpBridge/forgetRules`, and session/load,
+session/list, session/resume and session/delete when history is kept); it checks params,
 calls the `SessionManager` (and `session_index` for the list), and shapes ACP results. Until `initialize`
 succeeded every other request is refused (-32600, as the ACP TypeScript SDK's agent router answers a first
 request that is not `initialize`, `src/protocol-router.ts`) and every notification is ignored (logged):
@@ -36,6 +37,7 @@ from .channel import ClientCapabilities, PermissionOutcome, Update
 from .errors import ConnectionClosed, InvalidParams, InvalidRequest, ResourceNotFound, quoted
 from .jsonrpc import FrameWriter, JsonRpcPeer, LineReader, NotificationHandler, Reply, RequestHandler
 from .permissions import MODES
+from .rules_store import listing as rules_listing
 from .session_index import clean_title
 from .session_index import list_sessions as list_stored_sessions
 from .sessions import Session, SessionManager
@@ -45,6 +47,8 @@ log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
 SET_TITLE_METHOD = "_acpBridge/setSessionTitle"
+LIST_RULES_METHOD = "_acpBridge/listRules"
+FORGET_RULES_METHOD = "_acpBridge/forgetRules"
 AGENT_INFO = {"name": "acp-bridge", "title": "acp-bridge", "version": __version__}
 
 
@@ -177,6 +181,8 @@ class AcpAgent:
         # Not in ACP (no method lets a client rename a session yet): an extension method, named as ACP
         # reserves them (a leading underscore), for the VS Code extension's "Rename".
         requests[SET_TITLE_METHOD] = self.set_session_title
+        requests[LIST_RULES_METHOD] = self.list_rules
+        requests[FORGET_RULES_METHOD] = self.forget_rules
         if store is not None:
             requests["session/load"] = self.load_session
             requests["session/list"] = self.list_sessions
@@ -342,6 +348,24 @@ class AcpAgent:
             raise InvalidParams(str(exc)) from None
         session.set_title(title)
         return {"title": title}
+
+    async def list_rules(self, raw: object, _id: object) -> dict[str, Any]:
+        """`_acpBridge/listRules` {sessionId}: the session's mode and remembered rules, numbered as
+        `/permissions` shows them, and whether they last for the session or the project."""
+        session = self.manager.get(_params(raw).get("sessionId"))
+        return rules_listing(session.permissions)
+
+    async def forget_rules(self, raw: object, _id: object) -> dict[str, Any]:
+        """`_acpBridge/forgetRules` {sessionId, number?}: forget rule `number` (as `listRules` numbers
+        them), or every rule; answers with the rules left."""
+        params = _params(raw)
+        session = self.manager.get(params.get("sessionId"))
+        number = params.get("number")
+        if number is not None and (not isinstance(number, int) or isinstance(number, bool) or number < 1):
+            raise InvalidParams(f"number must be a rule number ({LIST_RULES_METHOD}), got {quoted(number)}")
+        if not session.forget_rules(number) and number is not None:
+            raise InvalidParams(f"session {session.id} has no rule {number}", data={"number": number})
+        return rules_listing(session.permissions)
 
     async def prompt(self, raw: object, request_id: object) -> dict[str, Any]:
         params = _params(raw)

@@ -9,7 +9,7 @@ undo each other), and a revoked rule is removed from the file too. A stored rule
 today's policy would offer it (`permission_log.rule_from_json`), as with a reloaded session.
 
 `describe` is the numbered listing of `/permissions` (the numbers `/forget N` takes), for both kinds of
-session.
+session; `listing` is the same as data, for clients with a rules view.
 
 Must not: decide anything (`permissions` does), or raise into a turn: an unreadable or unwritable file is
 logged and the session goes on with what it has.
@@ -141,3 +141,21 @@ def describe(permissions: SessionPermissions) -> str:
     else:
         lines.append(f"No remembered rules in {permissions.remembered_for}.")
     return "\n".join(lines)
+
+
+def listing(permissions: SessionPermissions) -> dict[str, Any]:
+    """The rules as data (the `_acpBridge/listRules` answer): numbered as `/permissions` numbers them."""
+    return {
+        "mode": permissions.mode,
+        "rememberedFor": permissions.remembered_for,
+        "rules": [
+            {
+                "number": n,
+                "description": rule.describe(),
+                "allow": rule.allow,
+                "tool": rule.scope.tool,
+                "scope": rule.scope.label(),
+            }
+            for n, rule in enumerate(permissions.rules, 1)
+        ],
+    }

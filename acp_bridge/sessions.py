@@ -10,7 +10,12 @@ tool ignoring it), the prompt answers `cancelled` anyway and the stuck turn is d
 closed), so a prompt always answers promptly and the session stays usable.
 `close()` does the same, waits for the prompt to answer, then forgets the session. `shutdown()` cancels
 everything and waits for it to stop. A session's durable events go to its `Recorder` as `session_log`
-records; `session/load` replays them (`replay`), then restores the permission state they end with.
+records; `session/load` replays them (`replay`), then restores the permission state they end with;
+`session/resume` rebuilds the same history without sending anything. A session's title comes from its
+first prompt (not logged: the log's first prompt gives it back) or from the user (`/title`, logged); the
+client hears it, and the time of the last activity, in a `session_info_update` when a prompt ends. With
+`CoreConfig.rules_dir` "always" answers last for the project (`rules_store`). An `ask_user` call reaches
+the user through `questions.SessionQuestions`.
 
 Must not: know the transport (only `ClientChannel`), or answer for another session's prompt.
 """
@@ -48,7 +53,7 @@ from .mapping import WireContext
 from .models import ImageData, Message, ModelBackend, ModelError
 from .models.images import vision_by_name
 from .permission_log import RecordedPermissions, permissions_record
-from .permissions import MODES, Decision, ModeId, PermissionGate, PolicyConfig, SessionPermissions
+from .permissions import MODES, Decision, ModeId, PermissionGate, PolicyConfig, Rule, SessionPermissions
 from .processes import SessionResources
 from .prompt_blocks import read_prompt
 from .questions import SessionQuestions
@@ -468,15 +473,24 @@ class Session:
 
     def _forget(self, which: str) -> str:
         """`/forget` (every rule) or `/forget N` (the Nth of `/permissions`): what the user is told."""
-        if not which:
-            count = self._permissions.forget()
-            return f"Forgot {count} remembered rule{'s' if count != 1 else ''}."
-        if not which.isdigit():
+        if which and not which.isdigit():
             return "Usage: `/forget` (every rule) or `/forget N` (rule N of `/permissions`)."
-        rule = self._permissions.revoke(int(which) - 1)
-        if rule is None:
+        forgotten = self.forget_rules(int(which) if which else None)
+        if not which:
+            return f"Forgot {len(forgotten)} remembered rule{'s' if len(forgotten) != 1 else ''}."
+        if not forgotten:
             return f"There is no rule {which}: `/permissions` lists them."
-        return f"Forgot rule {which}: {rule.describe()}."
+        return f"Forgot rule {which}: {forgotten[0].describe()}."
+
+    def forget_rules(self, number: int | None = None) -> list[Rule]:
+        """Forget rule `number` (1-based, as `/permissions` numbers them), or every rule; returns what was
+        forgotten (nothing for a number no rule has)."""
+        if number is None:
+            every = list(self._permissions.rules)
+            self._permissions.forget()
+            return every
+        rule = self._permissions.revoke(number - 1)
+        return [rule] if rule is not None else []
 
     def usage_update(self, used: int) -> Update | None:
         """ACP's `usage_update` (`used` tokens in context of the `size`-token window), or None when the

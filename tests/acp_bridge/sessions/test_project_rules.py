@@ -8,6 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+from acp.exceptions import RequestError
+
 from ..bridge_harness import Bridge, RecordingClient, selected, write_script
 from ..conftest import StartBridge
 from .conftest import text_of
@@ -121,3 +124,35 @@ async def test_by_default_rules_last_for_the_session_and_forget_n_works_there_to
     assert "Remembered for this session" in listing and "1. always allow `echo` commands" in listing
     assert "always allow `ls` commands\n" not in listing.split("Forgot rule 2")[-1]
     assert not (tmp_path / "state" / "rules").exists()
+
+
+async def test_a_client_lists_and_revokes_rules_through_the_extension_methods(
+    bridges: StartBridge, tmp_path: Path, workspace: Path
+) -> None:
+    steps = [
+        {"tool_calls": [_bash("b1", "echo one")]},
+        {"tool_calls": [_bash("b2", "ls -la")]},
+        {"text": "ok"},
+    ]
+    bridge = await _bridge(bridges, tmp_path, [steps], _answering("allow_always"), "--remember", "project")
+    session_id = await bridge.new_session(workspace)
+    assert await bridge.prompt(session_id, "go") == "end_turn"
+    listed = await bridge.conn.ext_method("acpBridge/listRules", {"sessionId": session_id})
+    assert listed == {
+        "mode": "default",
+        "rememberedFor": "this project",
+        "rules": [
+            {"number": 1, "description": "always allow `echo` commands", "allow": True, "tool": "bash",
+             "scope": "`echo` commands"},
+            {"number": 2, "description": "always allow `ls` commands", "allow": True, "tool": "bash",
+             "scope": "`ls` commands"},
+        ],
+    }  # fmt: skip
+    left = await bridge.conn.ext_method("acpBridge/forgetRules", {"sessionId": session_id, "number": 1})
+    assert [r["description"] for r in left["rules"]] == ["always allow `ls` commands"]
+    assert [r["scope"]["value"] for r in _rules_files(tmp_path)[0]["rules"]] == [["ls"]]
+    with pytest.raises(RequestError) as missing:
+        await bridge.conn.ext_method("acpBridge/forgetRules", {"sessionId": session_id, "number": 5})
+    assert missing.value.code == -32602
+    emptied = await bridge.conn.ext_method("acpBridge/forgetRules", {"sessionId": session_id})
+    assert emptied["rules"] == [] and _rules_files(tmp_path)[0]["rules"] == []

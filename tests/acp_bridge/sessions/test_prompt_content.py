@@ -164,3 +164,32 @@ async def test_a_read_png_is_given_to_a_vision_model_and_named_to_others(
     else:
         assert roles[-1] == "tool"
         assert "this model cannot see images" in tool["content"]
+
+
+async def test_a_prompts_image_is_stored_replayed_by_load_and_seen_again_after_a_restart(
+    bridges: StartBridge, tmp_path: Path, workspace: Path
+) -> None:
+    png = write_png(tmp_path / "shot.png", 6, 7)
+    script = write_script(
+        tmp_path / "s.json", [[{"text": "Noted."}], [{"text": "Still here.", "describe_images": True}]]
+    )
+    state = ("--state-dir", str(tmp_path / "state"))
+    live = await bridges(*state, model=script)
+    await live.initialize()
+    session_id = await live.new_session(workspace)
+    assert (
+        await _prompt(live, session_id, [{"type": "text", "text": "Keep this"}, _image_block(png)])
+        == "end_turn"
+    )
+    await live.stop()
+
+    again = await bridges(*state, model=script)
+    await again.initialize()
+    await again.conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+    user = [u["content"] for u in again.updates(session_id) if u["sessionUpdate"] == "user_message_chunk"]
+    assert user == [
+        {"type": "text", "text": "Keep this"},
+        {"type": "image", "mimeType": "image/png", "data": base64.b64encode(png).decode()},
+    ]
+    assert await again.prompt(session_id, "what did I show you?") == "end_turn"
+    assert "I was given 1 image(s): image/png 6×7" in text_of(again.updates(session_id))

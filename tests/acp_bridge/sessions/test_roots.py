@@ -31,6 +31,13 @@ async def _session(bridge: Bridge, cwd: Path, *extra: Path) -> str:
     return str(response.session_id)
 
 
+async def _advertised(bridge: Bridge) -> None:
+    """Initialize, checking the agent says it takes additional directories (else Zed sends only one)."""
+    init = await bridge.initialize()
+    sessions = init.agent_capabilities.session_capabilities if init.agent_capabilities else None
+    assert sessions is not None and sessions.additional_directories is not None
+
+
 def _asked_why(client: RecordingClient) -> list[str]:
     return [str(r["toolCall"].get("content", "")) for r in client.permission_requests]
 
@@ -49,7 +56,7 @@ async def test_a_write_in_a_second_root_needs_no_outside_question(
     bridge = await bridges(
         "--mode", "accept_edits", model=write_script(tmp_path / "s.json", [steps]), client=client
     )
-    await bridge.initialize()
+    await _advertised(bridge)
     session_id = await _session(bridge, workspace, second)
     assert await bridge.prompt(session_id, "write both") == "end_turn"
     assert _read(second / "x.txt") == "new\n"
@@ -66,7 +73,7 @@ async def test_in_default_mode_a_write_in_a_second_root_asks_as_inside_the_works
     client = RecordingClient()
     script = write_script(tmp_path / "s.json", [[{"tool_calls": [_write("w1", second / "x.txt")]}]])
     bridge = await bridges(model=script, client=client)
-    await bridge.initialize()
+    await _advertised(bridge)
     session_id = await _session(bridge, workspace, second)
     assert await bridge.prompt(session_id, "write") == "end_turn"
     (why,) = _asked_why(client)
