@@ -97,16 +97,8 @@ async def _demo(
 
     printer = CardPrinter(out, style, cwd=str(workspace), interactive=interactive)
     # A throwaway workspace: its session does not belong in the user's history.
-    argv = [
-        sys.executable,
-        "-m",
-        "acp_bridge",
-        "serve",
-        "--model",
-        args.model,
-        "--no-history",
-        *args.bridge_arg,
-    ]
+    serve = ["serve", "--no-history", "--model", args.model, *args.bridge_arg]
+    argv = [sys.executable, "-m", "acp_bridge", *serve]
     printer.banner(workspace, args.model, argv)
     proc = await asyncio.create_subprocess_exec(
         *argv,
