@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 # The wire shapes are the mapping's (one definition, `mapping/wire.py`); the core sees them from here.
 from .mapping.wire import ALLOW_SERVER_OPTION as ALLOW_SERVER_OPTION
@@ -149,3 +149,22 @@ class ClientChannel(Protocol):
         """Write through the editor (reviewable there). Only when `capabilities.fs_write`.
         Raises RemoteError or ConnectionClosed."""
         ...
+
+
+@runtime_checkable
+class ElicitingChannel(Protocol):
+    """A channel that can send ACP `elicitation/create` (the ACP face); used when the client advertised
+    `elicitation.form`."""
+
+    async def create_elicitation(self, params: dict[str, Any]) -> Any:
+        """Send `elicitation/create` with `params` and return the raw answer. Raises as
+        `request_permission`."""
+        ...
+
+
+@runtime_checkable
+class QuestionChannel(Protocol):
+    """A channel with its own way to ask a multiple-choice question (the LSP face:
+    `window/showMessageRequest`). `ask_question` returns the chosen option, or None when dismissed."""
+
+    async def ask_question(self, session_id: str, question: str, options: list[str]) -> str | None: ...

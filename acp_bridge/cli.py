@@ -98,6 +98,14 @@ def add_core_arguments(parser: argparse.ArgumentParser) -> None:
         help="compact the conversation (the model summarizes the older part) once the context is this "
         "full; 'off' never does it by itself (/compact still does). Default: 80",
     )
+    model.add_argument(
+        "--vision",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="whether the model is given images (attached to prompts, or read from files); default: "
+        "known from the model's name (the scripted model and families such as gpt-4o, claude, gemini "
+        "do; deepseek-chat does not). A prompt with images to a model without vision is refused",
+    )
     policy = parser.add_argument_group("permission policy")
     policy.add_argument(
         "--mode",
@@ -119,6 +127,13 @@ def add_core_arguments(parser: argparse.ArgumentParser) -> None:
         help="let web_fetch connect to loopback, private and link-local addresses (refused by default, "
         "after DNS resolution and on every redirect; cloud metadata addresses are always refused)",
     )
+    policy.add_argument(
+        "--remember",
+        choices=("session", "project"),
+        default="session",
+        help="how long an 'always' answer lasts: for the session (default), or for every session in the "
+        "same project (the session's cwd), kept in the state directory",
+    )
     other = parser.add_argument_group("diagnostics")
     other.add_argument(
         "--log-level", choices=LOG_LEVELS, default="warning", help="stderr log level (default warning)"
@@ -128,7 +143,11 @@ def add_core_arguments(parser: argparse.ArgumentParser) -> None:
         "--state-dir",
         default=None,
         metavar="DIR",
-        help="keep session logs in DIR, enabling session/load and session/list (default: not kept)",
+        help="keep session logs (history: session/list, load, resume) and per-project rules in DIR "
+        "(default: the platform's user state directory, e.g. ~/.local/state/acp-bridge)",
+    )
+    other.add_argument(
+        "--no-history", action="store_true", help="keep no session logs (no session/list, load or resume)"
     )
     other.add_argument(
         "--extra-tools",
@@ -251,6 +270,7 @@ def core_setup(args: argparse.Namespace) -> CoreSetup:
     from .permissions import PolicyConfig
     from .processes import become_subreaper
     from .sessions import CoreConfig
+    from .state_dir import state_dir
     from .store import SessionStore
 
     configure_logging(args.log_level, args.log_file)
@@ -272,6 +292,7 @@ def core_setup(args: argparse.Namespace) -> CoreSetup:
         ask_tools=frozenset(args.ask_tool),
         deny_tools=frozenset(args.deny_tool),
     )
+    state = state_dir(args.state_dir)
     return CoreSetup(
         backend=load_model(args.model, args.base_url),
         tools=load_tools(args.extra_tools, allow_private_network=args.allow_private_network),
@@ -283,8 +304,10 @@ def core_setup(args: argparse.Namespace) -> CoreSetup:
             model_list=args.models,
             price=price,
             compact_at=compact_at,
+            vision=args.vision,
+            rules_dir=str(state / "rules") if args.remember == "project" else None,
         ),
-        store=SessionStore(args.state_dir) if args.state_dir else None,
+        store=None if args.no_history else SessionStore(state),
     )
 
 

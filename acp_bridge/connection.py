@@ -1,8 +1,10 @@
 """The ACP face: agent methods over newline-delimited JSON-RPC on stdio, onto the session core.
 
 `AcpAgent` is the method table (initialize, authenticate, session/new, session/prompt, session/cancel,
-session/close, session/set_mode, session/set_config_option, and session/load + session/list when a store
-is configured); it checks params, calls the `SessionManager`, and shapes ACP results. Until `initialize`
+session/close, session/set_mode, session/set_config_option, the extension methods
+`_acpBridge/setSessionTitle`, `_acpBridge/listRules` and `_acpBridge/forgetRules`, and session/load,
+session/list, session/resume and session/delete when history is kept); it checks params,
+calls the `SessionManager` (and `session_index` for the list), and shapes ACP results. Until `initialize`
 succeeded every other request is refused (-32600, as the ACP TypeScript SDK's agent router answers a first
 request that is not `initialize`, `src/protocol-router.ts`) and every notification is ignored (logged):
 the client's capabilities are not known before it, and a session made without them would use the wrong
@@ -39,12 +41,18 @@ from .errors import ConnectionClosed, InvalidParams, InvalidRequest, ResourceNot
 from .jsonrpc import FrameWriter, JsonRpcPeer, LineReader, NotificationHandler, Reply, RequestHandler
 from .mapping import ConfigSelect
 from .permissions import MODES
+from .rules_store import listing as rules_listing
+from .session_index import clean_title
+from .session_index import list_sessions as list_stored_sessions
 from .sessions import Session, SessionManager
 from .store import SessionStore
 
 log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
+SET_TITLE_METHOD = "_acpBridge/setSessionTitle"
+LIST_RULES_METHOD = "_acpBridge/listRules"
+FORGET_RULES_METHOD = "_acpBridge/forgetRules"
 AGENT_INFO = {"name": "acp-bridge", "title": "acp-bridge", "version": __version__}
 
 
@@ -110,6 +118,9 @@ class AcpChannel:
             raise ValueError(f"elicitation/create answered without an action: {raw!r}")
         return dict(raw)
 
+    async def create_elicitation(self, params: dict[str, Any]) -> Any:
+        return await self.peer.request("elicitation/create", params)
+
 
 def _params(raw: object) -> Mapping[str, Any]:
     if raw is None:
@@ -133,6 +144,13 @@ def _config_options(session: Session) -> list[ConfigSelect]:
     return session.config_options()
 
 
+def _session_capabilities(history: bool) -> dict[str, Any]:
+    caps: dict[str, Any] = {"close": {}, "additionalDirectories": {}}
+    if history:
+        caps.update({"list": {}, "resume": {}, "delete": {}})
+    return caps
+
+
 class AcpAgent:
     """ACP's agent methods. `requests` / `notifications` are the tables the JSON-RPC peer dispatches on."""
 
@@ -154,9 +172,16 @@ class AcpAgent:
             "session/set_config_option": self.set_config_option,
             "session/close": self.close_session,
         }
+        # Not in ACP (no method lets a client rename a session yet): an extension method, named as ACP
+        # reserves them (a leading underscore), for the VS Code extension's "Rename".
+        requests[SET_TITLE_METHOD] = self.set_session_title
+        requests[LIST_RULES_METHOD] = self.list_rules
+        requests[FORGET_RULES_METHOD] = self.forget_rules
         if store is not None:
             requests["session/load"] = self.load_session
             requests["session/list"] = self.list_sessions
+            requests["session/resume"] = self.resume_session
+            requests["session/delete"] = self.delete_session
         self.requests: dict[str, RequestHandler] = {"initialize": self.initialize} | {
             method: self._request_after_initialize(method, handler) for method, handler in requests.items()
         }
@@ -208,11 +233,13 @@ class AcpAgent:
             # Only v1 exists; a client asking for more gets ours and decides.
             "protocolVersion": PROTOCOL_VERSION,
             "agentCapabilities": {
-                # Truthful: load and list exist only with a store (--state-dir).
+                # Truthful: load, list, resume and delete exist only with history (not --no-history).
                 "loadSession": self.store is not None,
-                "promptCapabilities": {"image": False, "audio": False, "embeddedContext": False},
+                # Images are accepted whatever the model: a prompt with images to a model without vision
+                # gets an error saying so (a session's model may change; a silent drop would mislead).
+                "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
                 "mcpCapabilities": {"http": True, "sse": True},
-                "sessionCapabilities": {"close": {}, **({"list": {}} if self.store is not None else {})},
+                "sessionCapabilities": _session_capabilities(self.store is not None),
                 "auth": login.auth_capabilities(self.manager.backend),
             },
             "authMethods": login.auth_methods(self.manager.backend, caps),
@@ -253,8 +280,57 @@ class AcpAgent:
             raise ResourceNotFound(f"no stored session {quoted(session_id)}", data={"sessionId": session_id})
         await self.manager.catalog.load()
         # The replay's updates go out before this response, as ACP requires.
-        session = self.manager.load_session(session_id, params.get("cwd"), loaded, params.get("mcpServers"))
+        session = self.manager.load_session(
+            session_id,
+            params.get("cwd"),
+            loaded,
+            params.get("additionalDirectories"),
+            params.get("mcpServers"),
+        )
+        session.tell_info()  # the session's title, for the client's list
         return {"modes": _modes_state(session), "configOptions": _config_options(session)}
+
+    async def resume_session(self, raw: object, _id: object) -> Reply:
+        """`session/resume`: the stored conversation comes back as the model's context, and nothing of
+        it is sent to the client (unlike `session/load`)."""
+        assert self.store is not None
+        params = _params(raw)
+        session_id = params.get("sessionId")
+        if not isinstance(session_id, str):
+            raise InvalidParams(f"sessionId must be a string, got {quoted(session_id)}")
+        loaded = self.store.load(session_id)
+        if loaded is None:
+            raise ResourceNotFound(f"no stored session {quoted(session_id)}", data={"sessionId": session_id})
+        await self.manager.catalog.load()  # once per process, bounded by its timeout
+        session = self.manager.load_session(
+            session_id,
+            params.get("cwd"),
+            loaded,
+            params.get("additionalDirectories"),
+            params.get("mcpServers"),
+            replay_updates=False,
+        )
+        result = {"modes": _modes_state(session), "configOptions": _config_options(session)}
+
+        def after() -> None:
+            session.send(session.available_commands_update())
+            session.tell_info()
+
+        return Reply(result, then=after)
+
+    async def delete_session(self, raw: object, _id: object) -> dict[str, Any]:
+        """`session/delete`: the session leaves `session/list` and its log is deleted; open here, it is
+        closed first (as `session/close`)."""
+        assert self.store is not None
+        params = _params(raw)
+        session_id = params.get("sessionId")
+        if not isinstance(session_id, str):
+            raise InvalidParams(f"sessionId must be a string, got {quoted(session_id)}")
+        open_here = session_id in self.manager.sessions
+        await self.manager.forget_session(session_id)
+        if not self.store.delete(session_id) and not open_here:
+            raise ResourceNotFound(f"no stored session {quoted(session_id)}", data={"sessionId": session_id})
+        return {}
 
     async def list_sessions(self, raw: object, _id: object) -> dict[str, Any]:
         assert self.store is not None
@@ -265,13 +341,43 @@ class AcpAgent:
         if cursor is not None and not isinstance(cursor, str):
             raise InvalidParams("cursor must be a string from a previous session/list")
         try:
-            records, next_cursor = self.store.list(cwd, cursor)
+            records, next_cursor = list_stored_sessions(self.store, cwd, cursor)
         except ValueError as exc:
             raise InvalidParams(str(exc)) from None
         result: dict[str, Any] = {"sessions": [r.to_acp() for r in records]}
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
         return result
+
+    async def set_session_title(self, raw: object, _id: object) -> dict[str, Any]:
+        """`_acpBridge/setSessionTitle` {sessionId, title}: rename an open session; the client is told
+        with a `session_info_update`, and `session/list` shows the title from now on."""
+        params = _params(raw)
+        session = self.manager.get(params.get("sessionId"))
+        try:
+            title = clean_title(params.get("title"))
+        except ValueError as exc:
+            raise InvalidParams(str(exc)) from None
+        session.set_title(title)
+        return {"title": title}
+
+    async def list_rules(self, raw: object, _id: object) -> dict[str, Any]:
+        """`_acpBridge/listRules` {sessionId}: the session's mode and remembered rules, numbered as
+        `/permissions` shows them, and whether they last for the session or the project."""
+        session = self.manager.get(_params(raw).get("sessionId"))
+        return rules_listing(session.permissions)
+
+    async def forget_rules(self, raw: object, _id: object) -> dict[str, Any]:
+        """`_acpBridge/forgetRules` {sessionId, number?}: forget rule `number` (as `listRules` numbers
+        them), or every rule; answers with the rules left."""
+        params = _params(raw)
+        session = self.manager.get(params.get("sessionId"))
+        number = params.get("number")
+        if number is not None and (not isinstance(number, int) or isinstance(number, bool) or number < 1):
+            raise InvalidParams(f"number must be a rule number ({LIST_RULES_METHOD}), got {quoted(number)}")
+        if not session.forget_rules(number) and number is not None:
+            raise InvalidParams(f"session {session.id} has no rule {number}", data={"number": number})
+        return rules_listing(session.permissions)
 
     async def prompt(self, raw: object, request_id: object) -> dict[str, Any]:
         params = _params(raw)

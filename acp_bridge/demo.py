@@ -101,7 +101,9 @@ async def _demo(
     from acp.interfaces import Client
 
     printer = CardPrinter(out, style, cwd=str(workspace), interactive=interactive)
-    argv = [sys.executable, "-m", "acp_bridge", "serve", "--model", args.model, *args.bridge_arg]
+    # A throwaway workspace: its session does not belong in the user's history.
+    serve = ["serve", "--no-history", "--model", args.model, *args.bridge_arg]
+    argv = [sys.executable, "-m", "acp_bridge", *serve]
     printer.banner(workspace, args.model, argv)
     proc = await asyncio.create_subprocess_exec(
         *argv,

@@ -48,6 +48,15 @@ class RecordedPermissions(SessionPermissions):
             self._on_change()
         return count
 
+    def revoke(self, index: int) -> Rule | None:
+        """Forget the rule at `index` (0-based, in `rules` order); None when there is no such rule."""
+        if not 0 <= index < len(self.rules):
+            return None
+        rule = self.rules[index]
+        self.replace_rules(self.rules[:index] + self.rules[index + 1 :])
+        self._on_change()
+        return rule
+
 
 def _to_json(value: Any) -> Any:
     if isinstance(value, tuple):

@@ -72,7 +72,12 @@ DEFAULT_CLASSES: Mapping[str, ToolClass] = {
     "bash": "execute",
     "web_fetch": "fetch",
     "todo_write": "safe",
+    "ask_user": "safe",  # it only asks the user a question: nothing to approve first
 }
+
+# How long an "always" answer lasts, as the options and denials name it: this session, unless the
+# session's permissions say otherwise (`rules_store.ProjectPermissions`: "this project").
+REMEMBERED_FOR_SESSION = "this session"
 
 _PATH_KEYS = ("file_path", "path")
 # The arguments that name files, per tool (default `_PATH_KEYS`): none of them may hold a NUL byte.
@@ -222,6 +227,8 @@ class SessionPermissions:
         self._rules: tuple[Rule, ...] = ()
         self._allowed: dict[ScopeKey, Decision] = {}  # allow rules by scope, with the decision they give
         self._rejects: list[Rule] = []
+        # What an "always" answer lasts for, as the options and denials name it.
+        self.remembered_for = REMEMBERED_FOR_SESSION
 
     @property
     def mode(self) -> ModeId:
@@ -522,6 +529,7 @@ class AlwaysScopes:
     allow: str | None
     reject: str
     server: str | None = None  # an MCP tool's wider answer: every tool of its server
+    remembered_for: str = REMEMBERED_FOR_SESSION  # how long an "always" answer lasts, in words
 
 
 # --- the gate: pre-execute listener + approval service ---------------------------------------------
@@ -615,6 +623,7 @@ class PermissionGate:
                 scope.label() if decision.offer_always else None,
                 reject_scope.label(),
                 server_scope.label() if server_scope is not None and decision.offer_always else None,
+                host.permissions.remembered_for,
             )
             try:
                 outcome = await host.ask_user(execution, reason, scopes)
@@ -667,7 +676,8 @@ class PermissionGate:
             rule = host.permissions.remember(reject_scope, allow=False)
             return ApprovalAnswer(
                 "denied",
-                f"The user rejected this `{tool}` call and chose to {rule.describe()} in this session.{said}",
+                f"The user rejected this `{tool}` call and chose to {rule.describe()} in "
+                f"{host.permissions.remembered_for}.{said}",
             )
         log.warning("unknown permission option %r for %s", picked, execution.call_id)
         return ApprovalAnswer(

@@ -26,6 +26,7 @@ from . import compaction, mapping
 from .channel import ClientChannel, Update
 from .mapping import WireContext
 from .models import AssistantMessage, Message, ToolResultMessage, UserMessage
+from .models.images import result_images
 from .presentable import Presentable
 from .session_log import (
     AssistantStep,
@@ -36,6 +37,7 @@ from .session_log import (
     DeferredContext,
     LogEvent,
     PermissionsChanged,
+    SessionInfoChanged,
     UsageReported,
     UserPrompt,
     decode,
@@ -72,7 +74,8 @@ class ReplayHost(Protocol):
 class Replayed:
     """What a replay found besides the conversation: the number of prompts (the next prompt's turn
     index), the last permission state, model choice and usage logged (`usage_current`: no compaction came
-    after that usage), and how many compactions there were, for the session to restore."""
+    after that usage), how many compactions there were, the last session info (title, roots) logged, and
+    the first prompt (a title when none was set), for the session to restore."""
 
     prompts: int
     permissions: PermissionsChanged | None
@@ -80,6 +83,8 @@ class Replayed:
     usage: UsageReported | None = None
     usage_current: bool = False
     compactions: int = 0
+    info: SessionInfoChanged = field(default_factory=SessionInfoChanged)
+    first_prompt: str | None = None
 
 
 def replay(host: ReplayHost, events: Iterable[Mapping[str, Any]]) -> Replayed:
@@ -101,6 +106,8 @@ def replay(host: ReplayHost, events: Iterable[Mapping[str, Any]]) -> Replayed:
         player.usage,
         player.usage_current,
         player.compactions,
+        player.info,
+        player.first_prompt,
     )
 
 
@@ -136,6 +143,8 @@ class _Player:
         self.usage: UsageReported | None = None
         self.usage_current = False
         self.compactions = 0
+        self.info = SessionInfoChanged()
+        self.first_prompt: str | None = None
 
     def feed(self, raw: Mapping[str, Any]) -> None:
         try:
@@ -165,6 +174,8 @@ class _Player:
                 self.usage, self.usage_current = event, True
             case Compacted():
                 self.compacted(event)
+            case SessionInfoChanged():
+                self.info = _merged(self.info, event)
             case _:
                 assert_never(event)
 
@@ -181,8 +192,13 @@ class _Player:
     def user_prompt(self, event: UserPrompt) -> None:
         self.end_step()
         self.prompts += 1
-        self.host.history.append(UserMessage(event.text))
-        self.host.send(mapping.user_message_chunk(event.text))
+        if self.first_prompt is None:
+            self.first_prompt = event.text
+        self.host.history.append(UserMessage(event.text, event.images))
+        if event.text:
+            self.host.send(mapping.user_message_chunk(event.text))
+        for image in event.images:
+            self.host.send(mapping.user_image_chunk(image.mime_type, image.data))
 
     def assistant_step(self, event: AssistantStep) -> None:
         self.end_step()
@@ -209,8 +225,9 @@ class _Player:
         asked = self.asked.get(record.call_id) or _Asked(record.name, None, None, None)
         result = record.to_result()
         self.step.results[record.call_id] = ToolResultMessage(
-            record.call_id, record.name, content_text(result.content), result.is_error
-        )
+            record.call_id, record.name, content_text(result.content), result.is_error,
+            result_images(record.name, result.content),
+        )  # fmt: skip
         presentable = asked.presentable
         result_view = presentable.result_view(result) if presentable is not None else None
         for update in mapping.tool_call_completed(
@@ -265,3 +282,12 @@ def _unfinished(host: ReplayHost, call_id: str, asked: _Asked) -> ToolResultMess
     ):
         host.send(update)
     return ToolResultMessage(call_id, asked.name, UNFINISHED_MESSAGE, True)
+
+
+def _merged(known: SessionInfoChanged, event: SessionInfoChanged) -> SessionInfoChanged:
+    """The info as of `event`: its fields replace the known ones; the ones it leaves None stay."""
+    return SessionInfoChanged(
+        event.title if event.title is not None else known.title,
+        event.title_source if event.title is not None else known.title_source,
+        event.roots if event.roots is not None else known.roots,
+    )

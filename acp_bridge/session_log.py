@@ -3,7 +3,8 @@
 A log is a header (`SessionHeader`) then one event per durable step of the conversation, in order:
 `UserPrompt`, `AssistantStep`, `CallCommitted`, `CallSettled`, `DeferredContext`, `PermissionsChanged`,
 `ConfigChanged` (model and effort), `UsageReported` (a response's usage and the cost so far) and
-`Compacted` (the older conversation replaced by a summary, where it happened).
+`Compacted` (the older conversation replaced by a summary, where it happened), and
+`SessionInfoChanged`.
 Each record writes itself as the JSON object `store.py` appends as one line (`to_json`), and `decode`
 reads one back. The format is the one logs have always had on disk; a record never renames a key.
 
@@ -23,7 +24,7 @@ from typing import Any, ClassVar
 
 from registry_core import JsonValue, ToolResultEvent, snapshot, thaw
 
-from .models import ToolCallRequest
+from .models import ImageData, ToolCallRequest
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,18 +58,30 @@ class SessionHeader:
 
 @dataclass(frozen=True, slots=True)
 class UserPrompt:
-    """A prompt's text, as the model was given it. Starts a turn."""
+    """A prompt's text, as the model was given it, and the images attached to it. Starts a turn."""
 
     KIND: ClassVar[str] = "user"
 
     text: str
+    images: tuple[ImageData, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": self.KIND, "text": self.text}
+        out: dict[str, Any] = {"type": self.KIND, "text": self.text}
+        if self.images:
+            out["images"] = [{"mimeType": i.mime_type, "data": i.data} for i in self.images]
+        return out
 
     @staticmethod
     def from_json(raw: Mapping[str, Any]) -> UserPrompt:
-        return UserPrompt(str(raw["text"]))
+        stored = raw.get("images")
+        images = tuple(
+            ImageData(str(i["mimeType"]), str(i["data"]))
+            for i in (stored if isinstance(stored, list) else ())
+            if isinstance(i, Mapping)
+            and isinstance(i.get("mimeType"), str)
+            and isinstance(i.get("data"), str)
+        )
+        return UserPrompt(str(raw["text"]), images)
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,6 +290,37 @@ class Compacted:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class SessionInfoChanged:
+    """What `session/list` shows of the session changed: its title (from the first prompt, or set by
+    the user: `title_source` "prompt" or "user") and/or its roots (a load or resume with other
+    additional directories). A field left None did not change; the last value logged wins."""
+
+    KIND: ClassVar[str] = "info"
+
+    title: str | None = None
+    title_source: str | None = None
+    roots: tuple[str, ...] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": self.KIND}
+        if self.title is not None:
+            out["title"] = self.title
+            out["titleSource"] = self.title_source or "user"
+        if self.roots is not None:
+            out["roots"] = list(self.roots)
+        return out
+
+    @staticmethod
+    def from_json(raw: Mapping[str, Any]) -> SessionInfoChanged:
+        title, source, roots = raw.get("title"), raw.get("titleSource"), raw.get("roots")
+        return SessionInfoChanged(
+            title if isinstance(title, str) else None,
+            source if isinstance(source, str) else None,
+            tuple(r for r in roots if isinstance(r, str)) if isinstance(roots, list) else None,
+        )
+
+
 LogEvent = (
     UserPrompt
     | AssistantStep
@@ -287,6 +331,7 @@ LogEvent = (
     | ConfigChanged
     | UsageReported
     | Compacted
+    | SessionInfoChanged
 )
 
 _READERS: dict[str, Callable[[Mapping[str, Any]], LogEvent]] = {
@@ -301,6 +346,7 @@ _READERS: dict[str, Callable[[Mapping[str, Any]], LogEvent]] = {
         ConfigChanged,
         UsageReported,
         Compacted,
+        SessionInfoChanged,
     )
 }
 

@@ -13,8 +13,13 @@ prompt always answers promptly and the session stays usable.
 everything and waits for it to stop. Each session also has its model controls (`config_options`: model,
 thinking effort, usage meter) over the manager's model catalog, and its `Compactor` (`/compact` runs as
 the prompt's work, a threshold compaction between a turn's steps).
-A session's durable events go to its `Recorder` as `session_log`
-records; `session/load` replays them (`replay`), then restores the permission state they end with.
+everything and waits for it to stop. A session's durable events go to its `Recorder` as `session_log`
+records; `session/load` replays them (`replay`), then restores the permission state they end with;
+`session/resume` rebuilds the same history without sending anything. A session's title comes from its
+first prompt (not logged: the log's first prompt gives it back) or from the user (`/title`, logged); the
+client hears it, and the time of the last activity, in a `session_info_update` when a prompt ends. With
+`CoreConfig.rules_dir` "always" answers last for the project (`rules_store`). An `ask_user` call reaches
+the user through `questions.SessionQuestions`.
 
 Must not: know the transport (only `ClientChannel`), or answer for another session's prompt.
 """
@@ -27,10 +32,12 @@ import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
+from presenters.ask_user import QUESTIONS_SERVICE
 from presenters.changes import COMMITS_SERVICE
 from presenters.fs_access import remove_stale_temps_soon
 from registry_core import (
@@ -43,15 +50,16 @@ from registry_core import (
     ToolScope,
 )
 
-from . import config_options, mapping, permission_log
-from .channel import ClientChannel, PermissionOutcome, Update
+from . import config_options, mapping, permission_log, rules_store
+from .channel import ClientChannel, PermissionOutcome, ToolCallUpdate, Update
 from .client_fs import ClientFiles
 from .compaction import DEFAULT_COMPACT_AT, Compactor
 from .config_options import SessionControls
 from .errors import AuthRequired, InternalError, InvalidParams, InvalidRequest, ResourceNotFound, quoted
 from .mapping import WireContext
-from .models import Message, ModelBackend, ModelError, Usage
+from .models import ImageData, Message, ModelBackend, ModelError, Usage
 from .models.catalog import CatalogSettings, ModelCatalog, Price
+from .models.images import vision_by_name
 from .permission_log import RecordedPermissions, permissions_record
 from .permissions import (
     MODES,
@@ -60,13 +68,18 @@ from .permissions import (
     ModeId,
     PermissionGate,
     PolicyConfig,
+    Rule,
     SessionPermissions,
 )
 from .processes import SessionResources
-from .prompt_blocks import prompt_text
+from .prompt_blocks import read_prompt
+from .questions import SessionQuestions
 from .replay import replay
-from .session_log import CallCommitted, LogEvent, PermissionsChanged, SessionHeader
+from .rules_store import ProjectPermissions, ProjectRules
+from .session_index import clean_title, title_from_prompt
+from .session_log import CallCommitted, LogEvent, PermissionsChanged, SessionHeader, SessionInfoChanged
 from .settings import DEFAULT_MAX_STEPS as DEFAULT_MAX_STEPS
+from .store import iso_time
 from .system_prompt import system_prompt
 from .turn import StopReason, Turn
 
@@ -87,10 +100,11 @@ HARD_STOP_S = 0.2
 
 # The slash commands every session understands (handled here, without the model).
 COMMANDS: tuple[tuple[str, str, str | None], ...] = (
-    ("permissions", "Show this session's permission mode and remembered rules", None),
-    ("forget", "Forget every remembered 'always' answer of this session", None),
+    ("permissions", "Show this session's permission mode and remembered rules, numbered", None),
+    ("forget", "Forget the remembered 'always' answers: all of them, or number N of /permissions", "N"),
     ("mode", "Show or switch the permission mode: default, accept_edits, plan, full_access", "mode id"),
     ("compact", "Summarize the older conversation to free context", "what the summary should focus on"),
+    ("title", "Rename this session (as session/list shows it)", "new title"),
 )
 
 
@@ -116,6 +130,10 @@ class CoreConfig:
     model_list: tuple[str, ...] | None = None
     price: Price | None = None
     compact_at: float | None = DEFAULT_COMPACT_AT
+    # Whether the model is given images: None = known from its name (`models.images.vision_by_name`).
+    vision: bool | None = None
+    # Where "always" answers are kept per project (`--remember project`); None: they last a session.
+    rules_dir: str | None = None
 
 
 class Recorder(Protocol):
@@ -149,8 +167,10 @@ class Session:
         self.backend: ModelBackend = manager.backend
         self.max_steps = manager.config.max_steps
         self.scope: ToolScope = manager.registry.scope()
-        self.wire = WireContext(cwd=cwd, terminal_meta=self.channel.capabilities.terminal_meta)
-        services: dict[str, Any] = {}
+        self.wire = WireContext(
+            cwd=cwd, terminal_meta=self.channel.capabilities.terminal_meta, extra_roots=roots[1:]
+        )
+        services: dict[str, Any] = {QUESTIONS_SERVICE: SessionQuestions(self)}
         caps = self.channel.capabilities
         if caps.fs_read or caps.fs_write:
             services["fs"] = ClientFiles(self.channel, session_id)
@@ -160,12 +180,23 @@ class Session:
         self.resources = manager.resources_of(session_id)
         services.update(self.resources.services)
         self.agent = Agent(id=session_id, cwd=cwd, roots=roots, services=services)
-        self._permissions = RecordedPermissions(
-            manager.config.policy, cwd, roots, on_change=self._record_permissions
-        )
+        self._permissions: RecordedPermissions
+        if manager.project_rules is not None:
+            self._permissions = ProjectPermissions(
+                manager.config.policy, cwd, roots, self._record_permissions, manager.project_rules
+            )
+        else:
+            self._permissions = RecordedPermissions(
+                manager.config.policy, cwd, roots, on_change=self._record_permissions
+            )
         self._approval_lock = asyncio.Lock()
         self.controls = SessionControls(manager.catalog)
         self.compactor = Compactor(self, manager.config.compact_at)
+        # What `session/list` shows: a title (from the first prompt, or set by the user) and whether the
+        # client has been told it yet (`session_info_update`).
+        self.title: str | None = None
+        self.title_source: str | None = None
+        self._title_told = True
         self.history: list[Message] = []
         self.turn_index = 0
         self.turn: Turn | None = None
@@ -208,12 +239,51 @@ class Session:
             offer_always=scopes.allow is not None,
             reject_label=scopes.reject,
             server_label=scopes.server,
+            remembered_for=scopes.remembered_for,
         )
         return await self.channel.request_permission(self.id, tool_call, options)
 
     def cancel_turn(self, why: str) -> None:
         log.info("session %s: cancelling the turn (%s)", self.id, why)
         self.cancel()
+
+    async def question_card(self, execution: ToolExecution) -> ToolCallUpdate:
+        """`QuestionHost`: an `ask_user` call's card, as the `toolCall` of a permission request."""
+        turn = self.turn
+        if turn is not None:
+            return await turn.permission_tool_call(execution, None)
+        return mapping.permission_tool_call(
+            self.wire, execution.call_id, execution.name, execution.arguments, None, None
+        )
+
+    # --- what session/list shows ------------------------------------------------------------------
+
+    def set_title(self, title: str) -> None:
+        """The user named the session: logged (the list shows it, a reload keeps it) and told to the
+        client."""
+        self.title, self.title_source = title, "user"
+        self.record(SessionInfoChanged(title=title, title_source="user"))
+        self._title_told = False
+        self.tell_info()
+
+    def tell_info(self, *, activity: bool = False) -> None:
+        """Send `session_info_update`: the title when the client has not been told it, and the time of
+        the last activity when `activity` (a prompt just ended)."""
+        title = self.title if not self._title_told else None
+        if title is None and not activity:
+            return
+        self._title_told = True
+        now = iso_time(datetime.now(UTC).timestamp()) if activity else None
+        self.send(mapping.session_info_update(title=title, updated_at=now))
+
+    def restore_info(self, info: SessionInfoChanged, first_prompt: str | None) -> None:
+        """Take back the title a loaded log ends with, else its first prompt's (the client is told with
+        the next info update)."""
+        if info.title is not None:
+            self.title, self.title_source = info.title, info.title_source
+        elif first_prompt is not None:
+            self.title, self.title_source = title_from_prompt(first_prompt), "prompt"
+        self._title_told = self.title is None
 
     # --- durable events ---------------------------------------------------------------------------
 
@@ -227,10 +297,15 @@ class Session:
         if self.manager.recording:
             self.record(permissions_record(self._permissions))
 
-    def restore_permissions(self, stored: PermissionsChanged) -> None:
+    def restore_permissions(self, stored: PermissionsChanged, *, announce: bool = True) -> None:
         """Apply the permission state a loaded log ended with, announce the mode, and tell the user what
-        came back that a new session would not have."""
+        came back that a new session would not have (`announce` False: a resumed session, which shows
+        no conversation to add a note to; its mode is in the response)."""
         restored = permission_log.restore(self._permissions, stored)
+        if isinstance(self._permissions, ProjectPermissions):
+            self._permissions.adopt_project_rules()
+        if not announce:
+            return
         if restored.mode is not None:
             self.send(mapping.mode_update(restored.mode))
         fresh_mode = self.manager.config.policy.mode
@@ -255,12 +330,40 @@ class Session:
                 f"session {self.id} is already running a prompt: wait for its response, or send "
                 "session/cancel first"
             )
-        text = prompt_text(blocks)
-        compact_focus = _compact_command(text)
-        if text.startswith("/") and compact_focus is None:
+        prompt = read_prompt(blocks)
+        text = prompt.text
+        compact_focus = _compact_command(text) if not prompt.images else None
+        if text.startswith("/") and compact_focus is None and not prompt.images:
             handled = self._slash_command(text)
             if handled:
+                self.tell_info()
                 return "end_turn"
+        vision = self.vision
+        if prompt.images and not vision:
+            raise InvalidParams(
+                f"This prompt has {len(prompt.images)} image(s), but the model {self.backend.name} cannot "
+                "see images: remove them, or start the bridge with --vision if this model accepts them.",
+                data={"images": len(prompt.images), "model": self.backend.name},
+            )
+        if self.title is None:
+            # Not logged: the log's first prompt gives it back (`session_index`, `restore_info`). Told
+            # when the prompt ends, with its time, so the client's list updates once per prompt.
+            self.title, self.title_source = title_from_prompt(text), "prompt"
+            self._title_told = self.title is None
+        try:
+            return await self._run_turn(prompt.text, prompt.images, vision, compact_focus)
+        finally:
+            self.tell_info(activity=True)
+
+    @property
+    def vision(self) -> bool:
+        """Whether this session's model is given images (`--vision`, else known from its name)."""
+        configured = self.manager.config.vision
+        return configured if configured is not None else vision_by_name(self.backend.name)
+
+    async def _run_turn(
+        self, text: str, images: tuple[ImageData, ...], vision: bool, compact_focus: str | None
+    ) -> StopReason:
         self.compactor.suppressed = False  # a new prompt may try a failed threshold compaction again
         turn = Turn(
             self,
@@ -268,6 +371,7 @@ class Session:
             system_prompt=system_prompt(self.cwd, self.roots),
             turn_index=self.turn_index,
             max_steps=self.max_steps,
+            vision=vision,
         )
         self.turn = turn
         # The turn is a plain task, not a child of an anyio task group, on purpose: a task group cannot
@@ -275,7 +379,7 @@ class Session:
         # whose tool ignores the cancel must be left behind instead (`_give_up`, then `Turn.detach`): the
         # prompt answers `cancelled` within `CANCEL_GRACE` and the session takes the next prompt while
         # the stuck task ends in the background. Outliving its parent is what that task is for.
-        work = turn.run(text) if compact_focus is None else turn.run_compaction(compact_focus or None)
+        work = turn.run(text, images) if compact_focus is None else turn.run_compaction(compact_focus or None)
         task = asyncio.ensure_future(work)
         self._task = task
         abandon = self._abandon = asyncio.get_running_loop().create_future()
@@ -443,17 +547,22 @@ class Session:
         name, _, rest = text[1:].partition(" ")
         name, rest = name.strip(), rest.strip()
         if name == "permissions":
-            self.send(mapping.agent_message_chunk(self._permissions.describe()))
+            self.send(mapping.agent_message_chunk(rules_store.describe(self._permissions)))
             return True
         if name == "forget":
-            count = self._permissions.forget()
-            self.send(
-                mapping.agent_message_chunk(f"Forgot {count} remembered rule{'s' if count != 1 else ''}.")
-            )
+            self.send(mapping.agent_message_chunk(self._forget(rest)))
+            return True
+        if name == "title":
+            try:
+                self.set_title(clean_title(rest))
+            except ValueError:
+                self.send(mapping.agent_message_chunk("Usage: `/title NEW TITLE`."))
+                return True
+            self.send(mapping.agent_message_chunk(f"Session renamed: {self.title}"))
             return True
         if name == "mode":
             if not rest:
-                self.send(mapping.agent_message_chunk(self._permissions.describe()))
+                self.send(mapping.agent_message_chunk(rules_store.describe(self._permissions)))
                 return True
             if rest not in MODES:
                 self.send(mapping.agent_message_chunk(f"Unknown mode `{rest}`. Modes: {', '.join(MODES)}."))
@@ -464,6 +573,27 @@ class Session:
             )
             return True
         return False
+
+    def _forget(self, which: str) -> str:
+        """`/forget` (every rule) or `/forget N` (the Nth of `/permissions`): what the user is told."""
+        if which and not which.isdigit():
+            return "Usage: `/forget` (every rule) or `/forget N` (rule N of `/permissions`)."
+        forgotten = self.forget_rules(int(which) if which else None)
+        if not which:
+            return f"Forgot {len(forgotten)} remembered rule{'s' if len(forgotten) != 1 else ''}."
+        if not forgotten:
+            return f"There is no rule {which}: `/permissions` lists them."
+        return f"Forgot rule {which}: {forgotten[0].describe()}."
+
+    def forget_rules(self, number: int | None = None) -> list[Rule]:
+        """Forget rule `number` (1-based, as `/permissions` numbers them), or every rule; returns what was
+        forgotten (nothing for a number no rule has)."""
+        if number is None:
+            every = list(self._permissions.rules)
+            self._permissions.forget()
+            return every
+        rule = self._permissions.revoke(number - 1)
+        return [rule] if rule is not None else []
 
     def available_commands_update(self) -> Update:
         commands = COMMANDS if self.mcp is None else (*COMMANDS, *self.mcp.commands())
@@ -519,6 +649,8 @@ class SessionManager:
         self.recording = recorder is not None
         self._new_id = session_ids or (lambda: f"sess_{uuid.uuid4().hex}")
         self.sessions: dict[str, Session] = {}
+        rules_dir = self.config.rules_dir
+        self.project_rules = ProjectRules(rules_dir) if rules_dir is not None else None
         self._resources: dict[str, SessionResources] = {}
         self._closing = False
         self._stopping: set[asyncio.Future[None]] = set()  # MCP servers of replaced sessions, stopping
@@ -571,20 +703,11 @@ class SessionManager:
             raise InvalidParams("cwd is required: the absolute path of the session's working directory")
         if not os.path.isabs(cwd):
             raise InvalidParams(f"cwd must be an absolute path, got {quoted(cwd)}")
-        roots = [os.path.normpath(cwd)]
-        if additional_directories is not None:
-            if not isinstance(additional_directories, list):
-                raise InvalidParams("additionalDirectories must be a list of absolute paths")
-            for i, extra in enumerate(additional_directories):
-                if not isinstance(extra, str) or not os.path.isabs(extra):
-                    raise InvalidParams(
-                        f"additionalDirectories[{i}] must be an absolute path, got {quoted(extra)}"
-                    )
-                roots.append(os.path.normpath(extra))
+        roots = _roots(cwd, additional_directories)
         if not os.path.isdir(roots[0]):
             log.warning("session cwd %s does not exist (yet)", roots[0])
         session_id = self._new_id()
-        session = Session(self, session_id, roots[0], tuple(roots))
+        session = Session(self, session_id, roots[0], roots)
         self.sessions[session_id] = session
         remove_stale_temps_soon(session.roots)  # a killed writer's temporary files (see fs_access)
         if self.recorder is not None:
@@ -593,11 +716,21 @@ class SessionManager:
         return session
 
     def load_session(
-        self, session_id: object, cwd: object, events: LoadedLog, mcp_servers: object = None
+        self,
+        session_id: object,
+        cwd: object,
+        events: LoadedLog,
+        additional_directories: object = None,
+        mcp_servers: object = None,
+        *,
+        replay_updates: bool = True,
     ) -> Session:
-        """Reopen a stored session: check the cwd, rebuild its history and replay it to the client as
-        updates (the same mapping as live). `events` is the stored (header, events). Raises InvalidParams
-        (relative or different cwd) or InvalidRequest (the session is open and busy)."""
+        """Reopen a stored session: check the cwd, rebuild its history and (`replay_updates`, for
+        `session/load`) replay it to the client as updates, through the same mapping as live; without
+        (`session/resume`) the model's context comes back and the client is sent nothing. `events` is the
+        stored (header, events). Its roots are the cwd and `additional_directories` (ACP: the complete
+        list for the reopened session; none when omitted). Raises InvalidParams (relative or different
+        cwd) or InvalidRequest (the session is open and busy)."""
         if not isinstance(session_id, str):
             raise InvalidParams("sessionId must be a string")
         if not isinstance(cwd, str) or not os.path.isabs(cwd):
@@ -610,25 +743,31 @@ class SessionManager:
         stored_cwd = os.path.normpath(header.cwd)
         if os.path.normpath(cwd) != stored_cwd:
             raise InvalidParams(f"session {session_id} belongs to {stored_cwd}, not {cwd}")
+        roots = _roots(stored_cwd, additional_directories)
         existing = self.sessions.get(session_id)
         if existing is not None and existing.busy:
             raise InvalidRequest(f"session {session_id} is running a prompt; cancel it before loading it")
-        session = Session(self, session_id, stored_cwd, header.roots)
+        session = Session(self, session_id, stored_cwd, roots)
         self.sessions[session_id] = session
         if existing is not None and existing.mcp is not None:
             stopping = asyncio.ensure_future(existing.mcp.aclose())
             self._stopping.add(stopping)
             stopping.add_done_callback(self._stopping.discard)
         remove_stale_temps_soon(session.roots)  # a killed writer's temporary files (see fs_access)
-        replayed = replay(session, log_events)
+        replayed = replay(session if replay_updates else _Unseen(session), log_events)
         session.turn_index = replayed.prompts
         session.compactor.count = replayed.compactions
         if replayed.permissions is not None:
-            session.restore_permissions(replayed.permissions)
+            session.restore_permissions(replayed.permissions, announce=replay_updates)
+        elif isinstance(session.permissions, ProjectPermissions):
+            session.permissions.adopt_project_rules()
+        session.restore_info(replayed.info, replayed.first_prompt)
+        if roots != (replayed.info.roots or header.roots):
+            session.record(SessionInfoChanged(roots=roots))  # what session/list reports from now on
         self._start_mcp(session, mcp_servers)
         controls = session.controls
         note = controls.restore(replayed.config)
-        if note is not None:
+        if note is not None and replay_updates:
             session.send(mapping.agent_message_chunk("\n\n" + note))
         controls.meter.restore(replayed.usage, context_known=replayed.usage_current)
         usage = controls.meter.update(controls.info)
@@ -660,6 +799,11 @@ class SessionManager:
             await self._resources.pop(session.id, session.resources).close()
         log.info("session %s closed", session.id)
 
+    async def forget_session(self, session_id: str) -> None:
+        """Before its log is deleted: close the session if it is open here (as `close`), else nothing."""
+        if session_id in self.sessions:
+            await self.close(session_id)
+
     def cancel(self, session_id: object) -> None:
         session = self.sessions.get(session_id) if isinstance(session_id, str) else None
         if session is None:
@@ -687,3 +831,51 @@ class SessionManager:
             await self.backend.aclose()
         except Exception:
             log.exception("closing the model backend failed")
+
+
+def _roots(cwd: str, additional_directories: object) -> tuple[str, ...]:
+    """The session's roots: the cwd, then each additional directory (absolute; duplicates dropped).
+    Raises InvalidParams for a malformed list."""
+    roots = [os.path.normpath(cwd)]
+    if additional_directories is None:
+        return tuple(roots)
+    if not isinstance(additional_directories, list):
+        raise InvalidParams("additionalDirectories must be a list of absolute paths")
+    for i, extra in enumerate(additional_directories):
+        if not isinstance(extra, str) or not os.path.isabs(extra):
+            raise InvalidParams(f"additionalDirectories[{i}] must be an absolute path, got {quoted(extra)}")
+        root = os.path.normpath(extra)
+        if root not in roots:
+            roots.append(root)
+    return tuple(roots)
+
+
+class _Unseen:
+    """A session as a replay host that sends nothing: `session/resume` rebuilds the model's context
+    without showing the conversation again."""
+
+    def __init__(self, session: Session) -> None:
+        self._session = session
+
+    @property
+    def id(self) -> str:
+        return self._session.id
+
+    @property
+    def scope(self) -> ToolScope:
+        return self._session.scope
+
+    @property
+    def wire(self) -> WireContext:
+        return self._session.wire
+
+    @property
+    def history(self) -> list[Message]:
+        return self._session.history
+
+    @property
+    def channel(self) -> ClientChannel:
+        return self._session.channel
+
+    def send(self, update: Update) -> None:
+        return None

@@ -59,6 +59,7 @@ from .live_output import LiveOutput
 from .mapping import ToolCallUpdate, ToolStatus, Update, WireContext
 from .models import (
     AssistantMessage,
+    ImageData,
     Message,
     ModelBackend,
     ModelError,
@@ -74,6 +75,7 @@ from .models import (
     Usage,
     UserMessage,
 )
+from .models.images import result_images, without_images
 from .permissions import Decision, SessionPermissions
 from .presentable import Presentable
 from .session_log import AssistantStep, CallSettled, DeferredContext, LogEvent, UserPrompt
@@ -191,8 +193,11 @@ class Turn:
         system_prompt: str,
         turn_index: int,
         max_steps: int,
+        vision: bool = True,
     ) -> None:
         self.host = host
+        # Whether the model sees images; without vision each one is named in text instead.
+        self.vision = vision
         self.history = history
         self.system_prompt = system_prompt
         self.turn_index = turn_index
@@ -237,7 +242,7 @@ class Turn:
 
     # --- the loop ---------------------------------------------------------------------------------
 
-    async def run(self, user_text: str) -> StopReason:
+    async def run(self, user_text: str, images: tuple[ImageData, ...] = ()) -> StopReason:
         """Run the prompt to its stop reason. Each step's text, thought and calls join the history and the
         log as one assistant message, with its calls in the order the model asked; a step's token usage
         becomes a `usage_update` (when the host reports one), and the host may compact the history before
@@ -252,8 +257,8 @@ class Turn:
             if prepared is None:
                 return "cancelled" if self.cancelled else "end_turn"
             user_text = prepared
-        self.history.append(UserMessage(user_text))
-        self._record(UserPrompt(user_text))
+        self.history.append(UserMessage(user_text, images))
+        self._record(UserPrompt(user_text, images))
         registry = host.scope.registry
         tools, tools_version = self._tools(), registry.tools_version
         try:
@@ -272,7 +277,7 @@ class Turn:
                 if servers is not None:
                     prompt += servers.instructions()
                 request = StepRequest(
-                    messages=tuple(self.history),
+                    messages=tuple(self.history) if self.vision else without_images(self.history),
                     tools=tools,
                     turn_index=self.turn_index,
                     step_index=step_index,
@@ -403,8 +408,11 @@ class Turn:
         for call, result in zip(calls, results, strict=True):
             self._complete(call.id, call.name, call.arguments, result)
             self.history.append(
-                ToolResultMessage(call.id, call.name, content_text(result.content), result.is_error)
-            )
+                ToolResultMessage(
+                    call.id, call.name, content_text(result.content), result.is_error,
+                    result_images(call.name, result.content),
+                )
+            )  # fmt: skip
             concluded = concluded or result.concludes_turn
         # The deferred contexts follow every result of the step: OpenAI-compatible APIs reject a user
         # message between the tool messages that answer one assistant message. Logged in the same order.

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import json
 import os
 import re
@@ -48,7 +49,7 @@ from registry_core import (
 
 from .cards import call_paths, failure_card, meta_field
 from .ignore import Overrides, walk
-from .paths import display_path, resolve, session_cwd
+from .paths import display_path, resolve, session_cwd, session_roots
 from .runtime import check, run_blocking
 
 Mode = Literal["content", "files_with_matches", "count"]
@@ -63,7 +64,9 @@ class GrepArgs(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
     pattern: str = Field(min_length=1, description="Regular expression to search for.")
-    path: str | None = Field(default=None, description="File or directory to search (default: working dir).")
+    path: str | None = Field(
+        default=None, description="File or directory to search (default: every workspace root)."
+    )
     glob: str | None = Field(
         default=None, description='Only files matching this glob (e.g. "*.py", "*.{ts,tsx}").'
     )
@@ -508,6 +511,10 @@ def grep_tool(*, cwd: str | None = None, backend: Backend = "auto") -> ToolDefin
         root = resolve(args.path, session) if args.path else session
         if not os.path.exists(root):  # noqa: ASYNC240 - a stat
             raise ToolError(f"Path not found: {display_path(root, session)}.", code="NOT_FOUND")
+        # Without a path, every workspace root is searched, the cwd first (each root's hits by path).
+        roots = [root]
+        if not args.path:
+            roots = [r for r in session_roots(ctx.agent) if os.path.isdir(r)] or roots  # noqa: ASYNC240
         mode: Mode = args.output_mode
         after = args.after if args.after is not None else args.context or 0
         collector = _Collector(mode, args.head_limit or DEFAULT_LIMITS[mode], after)
@@ -518,12 +525,14 @@ def grep_tool(*, cwd: str | None = None, backend: Backend = "auto") -> ToolDefin
         used: Literal["ripgrep", "python"] = "python"
         if rg is not None:
             try:
-                await _rg_search(rg, args, root, collector)
+                for searched in roots:
+                    await _rg_search(rg, args, searched, collector)
                 used = "ripgrep"
             except _FallBack:
                 collector = _Collector(mode, collector.limit, after)
         if used == "python":
-            await run_blocking(lambda stop: _python_search(args, root, collector, stop))
+            for searched in roots:
+                await run_blocking(functools.partial(_python_search, args, searched, collector))
         return GrepValue(
             mode=mode,
             pattern=args.pattern,

@@ -224,6 +224,26 @@ class LspChannel:
             raise ValueError(f"window/showMessageRequest answered with {answer!r}")
         return question.outcome(answer.title if answer is not None else None)
 
+    async def ask_question(self, session_id: str, question: str, options: list[str]) -> str | None:
+        """`ask_user` as `window/showMessageRequest`: the question, one action per option. None when the
+        user dismissed it, or when the question allows only a free-text answer (LSP has no text input)."""
+        if not self.asks:
+            raise RemoteError(METHOD_NOT_FOUND, "this editor cannot show questions (no showMessageRequest)")
+        if not options:
+            self.show_message(f"acp-bridge asks: {question} (answer in your next prompt)")
+            return None
+        params = types.ShowMessageRequestParams(
+            type=types.MessageType.Info,
+            message=f"acp-bridge asks: {question}",
+            actions=[types.MessageActionItem(title=option) for option in options],
+        )
+        answer = await self._transport.request(types.WINDOW_SHOW_MESSAGE_REQUEST, params)
+        if answer is None:
+            return None
+        if not isinstance(answer, types.MessageActionItem) or answer.title not in options:
+            raise ValueError(f"window/showMessageRequest answered with {answer!r}")
+        return str(answer.title)
+
     async def read_text_file(self, session_id: str, path: str) -> str:
         document = self._documents.find(path)
         if document is not None:

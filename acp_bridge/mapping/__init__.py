@@ -31,8 +31,9 @@ The modules (import the names below from this package, not from them):
   `permission_tool_call`, `terminal_output`, `tool_call_progress`.
 - `renderers`: each result view's card content (diff, search, read, web, generic, fallback).
 - `results`: `tool_call_completed`, rawOutput and closing a terminal card.
-- `messages`: message chunks and `plan_from_result`.
-- `state`: session-state updates: `mode_update`, `usage_update`, `available_commands`.
+- `messages`: message chunks (a replayed prompt's images too) and `plan_from_result`.
+- `state`: session-state updates: `mode_update`, `usage_update`, `available_commands`,
+  `session_info_update`.
 - `options`: `permission_options`, the four options of a permission question, and `option_scope`.
 - `fold`: the updates read back: `read_update`, the reducer `next_card` (call id → `Card`), `fold_cards`.
 - `controls`: config options, cost, compaction and notice updates (`config_select`,
@@ -77,11 +78,17 @@ from .fold import (
     read_patch,
     read_update,
 )
-from .messages import agent_message_chunk, agent_thought_chunk, plan_from_result, user_message_chunk
+from .messages import (
+    agent_message_chunk,
+    agent_thought_chunk,
+    plan_from_result,
+    user_image_chunk,
+    user_message_chunk,
+)
 from .options import option_scope, permission_options, scope_words
 from .paths import display_path, relativize_title, resolve_path
 from .results import tool_call_completed
-from .state import available_commands, mode_update, usage_update
+from .state import available_commands, mode_update, session_info_update, usage_update
 from .wire import (
     DEFAULT_MAX_UPDATE_BYTES,
     FINAL_TERMINAL_OUTPUT_CHARS,
@@ -183,6 +190,7 @@ __all__ = [
     "relativize_title",
     "resolve_path",
     "scope_words",
+    "session_info_update",
     "terminal_output",
     "tool_call_completed",
     "tool_call_previewed",
@@ -191,5 +199,6 @@ __all__ = [
     "tool_call_started",
     "tool_call_status",
     "usage_update",
+    "user_image_chunk",
     "user_message_chunk",
 ]

@@ -87,3 +87,15 @@ def _chunk(kind: ChunkKind, text: str, message_id: str | None, max_bytes: int) -
     if message_id is not None:
         update["messageId"] = message_id
     return bound_update(update, max_bytes)
+
+
+def user_image_chunk(mime_type: str, data: str, *, max_bytes: int = DEFAULT_MAX_UPDATE_BYTES) -> MessageChunk:
+    """A `user_message_chunk` carrying an image of the user's prompt (replayed), or, when the image alone
+    would not fit the payload budget, a line naming it (an image cannot be cut like text)."""
+    if len(data) + 256 <= max_bytes:
+        return {
+            "sessionUpdate": "user_message_chunk",
+            "content": {"type": "image", "data": data, "mimeType": mime_type},
+        }
+    return _chunk("user_message_chunk", f"[image {mime_type}, {len(data) * 3 // 4} bytes: too large to show]",
+                  None, max_bytes)  # fmt: skip

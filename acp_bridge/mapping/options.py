@@ -18,9 +18,9 @@ from .wire import ALLOW_SERVER_OPTION, PermissionOption
 REMEMBERED_FOR = "this session"
 
 
-def scope_words(label: str) -> str:
+def scope_words(label: str, remembered_for: str = REMEMBERED_FOR) -> str:
     """What an "always" answer covers, in words: the scope's label and how long it lasts."""
-    return f"{label} ({REMEMBERED_FOR})"
+    return f"{label} ({remembered_for})"
 
 
 def permission_options(
@@ -29,6 +29,7 @@ def permission_options(
     offer_always: bool = True,
     reject_label: str | None = None,
     server_label: str | None = None,
+    remembered_for: str = REMEMBERED_FOR,
 ) -> list[PermissionOption]:
     """The ACP PermissionOptions for a call whose "always" answers cover `scope_label` (the policy's
     `Scope.label()`, e.g. "`npm test` commands"); "Always reject" covers `reject_label` when the policy
@@ -41,7 +42,7 @@ def permission_options(
         options.append(
             {
                 "optionId": "allow_always",
-                "name": f"Always allow {scope_words(scope_label)}",
+                "name": f"Always allow {scope_words(scope_label, remembered_for)}",
                 "kind": "allow_always",
                 "_meta": {"acpBridge": {"scope": scope_label}},
             }
@@ -50,7 +51,7 @@ def permission_options(
         options.append(
             {
                 "optionId": ALLOW_SERVER_OPTION,
-                "name": f"Always allow {scope_words(server_label)}",
+                "name": f"Always allow {scope_words(server_label, remembered_for)}",
                 "kind": "allow_always",
                 "_meta": {"acpBridge": {"scope": server_label}},
             }
@@ -59,7 +60,7 @@ def permission_options(
         {"optionId": "reject_once", "name": "Reject", "kind": "reject_once"},
         {
             "optionId": "reject_always",
-            "name": f"Always reject {scope_words(rejected)}",
+            "name": f"Always reject {scope_words(rejected, remembered_for)}",
             "kind": "reject_always",
             "_meta": {"acpBridge": {"scope": rejected}},
         },

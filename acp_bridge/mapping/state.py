@@ -1,5 +1,6 @@
 """Session-state updates: the current permission mode (`mode_update`), the context window's usage
-(`usage_update`) and the slash commands a session understands (`available_commands`).
+(`usage_update`), the slash commands a session understands (`available_commands`) and what
+`session/list` shows of the session (`session_info_update`: title, last activity).
 
 Must not: decide anything; the session passes the mode, the token counts and the commands it has.
 """
@@ -8,7 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .wire import AvailableCommand, AvailableCommandsUpdate, Cost, CurrentModeUpdate, UsageUpdate
+from .wire import (
+    AvailableCommand,
+    AvailableCommandsUpdate,
+    Cost,
+    CurrentModeUpdate,
+    SessionInfoUpdate,
+    UsageUpdate,
+)
 
 
 def mode_update(mode_id: str) -> CurrentModeUpdate:
@@ -34,3 +42,14 @@ def available_commands(commands: Iterable[tuple[str, str, str | None]]) -> Avail
             command["input"] = {"hint": hint}
         listed.append(command)
     return {"sessionUpdate": "available_commands_update", "availableCommands": listed}
+
+
+def session_info_update(*, title: str | None = None, updated_at: str | None = None) -> SessionInfoUpdate:
+    """ACP's `session_info_update` with the fields that changed (an omitted field is left as it was):
+    the session's `title` and its last activity `updated_at` (ISO 8601)."""
+    update: SessionInfoUpdate = {"sessionUpdate": "session_info_update"}
+    if title is not None:
+        update["title"] = title
+    if updated_at is not None:
+        update["updatedAt"] = updated_at
+    return update

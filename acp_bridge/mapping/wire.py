@@ -227,7 +227,7 @@ class MessageChunk(TypedDict):
     """A piece of the agent's answer, of its thoughts, or (replayed) of the user's prompt."""
 
     sessionUpdate: ChunkKind
-    content: TextContent
+    content: TextContent | ImageContent
     messageId: NotRequired[str]
 
 
@@ -313,6 +313,14 @@ class CompactionSummaryChunk(TypedDict):
     content: TextContent
 
 
+class SessionInfoUpdate(TypedDict):
+    """`session_info_update`: what changed of the session's title and last activity (`updatedAt`)."""
+
+    sessionUpdate: Literal["session_info_update"]
+    title: NotRequired[str]
+    updatedAt: NotRequired[str]
+
+
 class Notice(TypedDict):
     """`notice` (unstable): advisory, not history."""
 
@@ -349,6 +357,7 @@ Update = (
     | CompactionUpdate
     | CompactionSummaryChunk
     | Notice
+    | SessionInfoUpdate
 )
 """The `update` object of a `session/update` notification: every shape the bridge emits."""
 
@@ -400,3 +409,6 @@ class WireContext:
     cwd: str  # absolute session cwd
     terminal_meta: bool = False  # client advertised clientCapabilities._meta.terminal_output == true
     max_update_bytes: int = DEFAULT_MAX_UPDATE_BYTES  # serialised size cap of one update
+    # The session's other workspace roots (`additionalDirectories`): a title shows a path below one of
+    # them as `<root name>/<path inside it>`, as paths below the cwd are shown relative to it.
+    extra_roots: tuple[str, ...] = ()

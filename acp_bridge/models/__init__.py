@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from acp_bridge.credentials import KeySource, api_key_from_environment
 from acp_bridge.models.base import (
     AssistantMessage,
+    ImageData,
     JsonObject,
     ListsModels,
     Message,
@@ -52,6 +53,7 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "DEMO_SCRIPT",
     "AssistantMessage",
+    "ImageData",
     "JsonObject",
     "ListsModels",
     "Message",

@@ -23,8 +23,20 @@ JsonObject = Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
+class ImageData:
+    """An image the model may be shown: base64 `data` of a `mime_type` (image/png, image/jpeg, ...).
+    `source` says where it came from, for the model's text and for people (a prompt, a tool's name)."""
+
+    mime_type: str
+    data: str
+    source: str = "prompt"
+
+
+@dataclass(frozen=True, slots=True)
 class UserMessage:
     text: str
+    # Attached to the prompt (ACP `image` blocks); only a vision model is given them.
+    images: tuple[ImageData, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +80,8 @@ class ToolResultMessage:
     name: str
     content: str
     is_error: bool = False
+    # Images the result carries (a `read` of a PNG); `content` names them in text too.
+    images: tuple[ImageData, ...] = ()
 
 
 Message = UserMessage | AssistantMessage | ToolResultMessage

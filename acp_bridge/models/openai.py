@@ -37,6 +37,7 @@ import httpx
 from acp_bridge.credentials import API_KEY_ENV_VARS, STORED_KEY_SOURCE
 from acp_bridge.models.base import (
     AssistantMessage,
+    ImageData,
     ModelError,
     ModelErrorKind,
     StepComplete,
@@ -52,6 +53,7 @@ from acp_bridge.models.base import (
     UserMessage,
     parse_tool_arguments,
 )
+from acp_bridge.models.images import data_url
 
 __all__ = ["API_KEY_ENV_VARS", "DEFAULT_BASE_URL", "DEFAULT_TIMEOUT", "OpenAIBackend"]
 
@@ -438,16 +440,49 @@ def _wire_messages(request: StepRequest) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     if request.system_prompt:
         out.append({"role": "system", "content": request.system_prompt})
+    # Images tool results carried: a tool message holds text only, so they follow the step's tool
+    # messages as one user message (nothing may come between the tool messages of one step).
+    pending: list[ToolResultMessage] = []
     for message in request.messages:
+        if pending and not isinstance(message, ToolResultMessage):
+            out.append(_tool_images(pending))
+            pending = []
         if isinstance(message, UserMessage):
-            out.append({"role": "user", "content": message.text})
+            out.append({"role": "user", "content": _user_content(message)})
         elif isinstance(message, AssistantMessage):
             out.append(_wire_assistant(message))
         elif isinstance(message, ToolResultMessage):
             out.append({"role": "tool", "tool_call_id": message.call_id, "content": message.content})
+            if message.images:
+                pending.append(message)
         else:
             assert_never(message)
+    if pending:
+        out.append(_tool_images(pending))
     return out
+
+
+def _image_part(image: ImageData) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": data_url(image)}}
+
+
+def _user_content(message: UserMessage) -> str | list[dict[str, Any]]:
+    if not message.images:
+        return message.text
+    parts: list[dict[str, Any]] = [{"type": "text", "text": message.text}] if message.text else []
+    return parts + [_image_part(image) for image in message.images]
+
+
+def _tool_images(results: list[ToolResultMessage]) -> dict[str, Any]:
+    parts: list[dict[str, Any]] = []
+    for result in results:
+        count = len(result.images)
+        parts.append(
+            {"type": "text", "text": f"The `{result.name}` call {result.call_id} returned "
+             f"{'this image' if count == 1 else f'these {count} images'}:"}
+        )  # fmt: skip
+        parts += [_image_part(image) for image in result.images]
+    return {"role": "user", "content": parts}
 
 
 def _wire_assistant(message: AssistantMessage) -> dict[str, Any]:

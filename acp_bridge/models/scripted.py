@@ -56,6 +56,7 @@ from acp_bridge.models.base import (
     estimate_tokens,
     parse_tool_arguments,
 )
+from acp_bridge.models.images import describe_image, images_of
 
 __all__ = [
     "DEMO_CHUNK_DELAY",
@@ -114,6 +115,9 @@ class ScriptStep(_Strict):
     text: StrictStr | None = None
     tool_calls: tuple[ScriptToolCall, ...] = ()
     usage: ScriptUsage | None = None
+    # Append a line describing every image the model was given so far (the prompt's and the tools'),
+    # so a test sees what reached the model.
+    describe_images: bool = False
 
 
 class ScriptTurn(_Strict):
@@ -363,7 +367,10 @@ class ScriptedBackend:
                 await self._pause()
             first = False
             yield ThoughtDelta(chunk)
-        for chunk in split_text(step.text or ""):
+        text = step.text or ""
+        if step.describe_images:
+            text += _images_line(request)
+        for chunk in split_text(text):
             if not first:
                 await self._pause()
             first = False
@@ -436,6 +443,13 @@ def _message_text(message: Message) -> str:
     if isinstance(message, ToolResultMessage):
         return message.content
     return message.text
+
+
+def _images_line(request: StepRequest) -> str:
+    images = images_of(request.messages)
+    if not images:
+        return "\nI was given no images."
+    return f"\nI was given {len(images)} image(s): " + "; ".join(describe_image(i) for i in images) + "."
 
 
 # --- the built-in demo ---------------------------------------------------------------------------
