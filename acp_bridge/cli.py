@@ -31,7 +31,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .settings import DEFAULT_MAX_STEPS, MODES
+from .settings import CODE_MODES, DEFAULT_CODE_MODE, DEFAULT_MAX_STEPS, MODES
 
 if TYPE_CHECKING:
     from registry_core import ToolDefinition
@@ -90,6 +90,13 @@ def add_core_arguments(parser: argparse.ArgumentParser) -> None:
         "--ask-tool", action="append", default=[], metavar="TOOL", help="always ask before TOOL"
     )
     policy.add_argument("--deny-tool", action="append", default=[], metavar="TOOL", help="never run TOOL")
+    policy.add_argument(
+        "--code-mode",
+        choices=CODE_MODES,
+        default=DEFAULT_CODE_MODE,
+        help="run_code, programs calling the other tools (each call gated and shown): 'off', 'on' (beside "
+        "the other tools) or 'only' (the model gets run_code alone). Default: on",
+    )
     policy.add_argument(
         "--allow-private-network",
         action="store_true",
@@ -212,7 +219,12 @@ def core_setup(args: argparse.Namespace) -> CoreSetup:
     return CoreSetup(
         backend=load_model(args.model, args.base_url),
         tools=load_tools(args.extra_tools, allow_private_network=args.allow_private_network),
-        config=CoreConfig(max_steps=args.max_steps, policy=policy, context_window=args.context_window),
+        config=CoreConfig(
+            max_steps=args.max_steps,
+            policy=policy,
+            context_window=args.context_window,
+            code_mode=getattr(args, "code_mode", DEFAULT_CODE_MODE),
+        ),
         store=SessionStore(args.state_dir) if args.state_dir else None,
     )
 

@@ -12,8 +12,8 @@ Three parts:
 - `PermissionGate`: the registry's pre-execute listener and its `ApprovalService`. An ask becomes one
   question to the session's client (one at a time per session, re-decided after waiting, since an "always"
   answer may have covered it); the answer maps to allowed / denied (with the reason the model sees) /
-  cancelled. An unknown option, a malformed answer or a transport failure denies. Nested calls are
-  decided and asked about like any other, but never move or note a card.
+  cancelled. An unknown option, a malformed answer or a transport failure denies. Nested calls (a Code
+  Mode program's) are decided and asked about like any other, and move and note their own cards.
 
 Must not: know the ACP wire (the host builds the request), block other sessions, or let a pending question
 outlive a cancelled turn (the pipeline cancels the waiting task).
@@ -56,6 +56,7 @@ DEFAULT_CLASSES: Mapping[str, ToolClass] = {
     "bash": "execute",
     "web_fetch": "fetch",
     "todo_write": "safe",
+    "run_code": "safe",  # Code Mode: the program acts only through its calls, each decided on its own
 }
 
 _PATH_KEYS = ("file_path", "path")
@@ -358,8 +359,8 @@ def permission_options(scope: Scope) -> list[dict[str, Any]]:
 
 
 class GateHost(Protocol):
-    """What the gate needs from a session (implemented by `sessions.Session`). The gate tells it only
-    about top-level calls (`execution.parent is None`): a nested call has no card of its own."""
+    """What the gate needs from a session (implemented by `sessions.Session`). A nested call is decided
+    by the policy itself (`permissions.decide`): only a top-level call has a decision made for its card."""
 
     @property
     def permissions(self) -> SessionPermissions: ...
@@ -388,8 +389,9 @@ class GateHost(Protocol):
 class PermissionGate:
     """Registered on the session manager's registry: `listener` first in the pre-execute waterfall, and
     `self` as its approval service. Nested calls (a tool calling tools) are decided like any other, so a
-    composite tool cannot launder a call past the policy, but they never touch a card (the host is told
-    only about top-level calls); a call of no known session passes through."""
+    composite tool cannot launder a call past the policy; the host is told each decision, for the call's
+    card (a nested call has one when its program's host shows it); a call of no known session passes
+    through."""
 
     def __init__(self, lookup: Callable[[str], GateHost | None]) -> None:
         self._lookup = lookup
@@ -407,8 +409,7 @@ class PermissionGate:
 
     @staticmethod
     def _on_decision(host: GateHost, execution: ToolExecution, decision: Decision) -> None:
-        if execution.parent is None:
-            host.on_decision(execution, decision)
+        host.on_decision(execution, decision)
 
     async def listener(
         self, execution: ToolExecution, next_: Callable[[], Awaitable[PreToolDecision]]

@@ -3,7 +3,9 @@ the same updates the live turn sent, through the same presenters and the same ma
 session looks as it did (tests compare the folded cards of both).
 
 Each stored event (`session_log`) has one handler here. The permission state the log ends with is handed
-back to the session, which restores it after the conversation.
+back to the session, which restores it after the conversation. A program's nested calls (Code Mode
+sub-calls, `CodeDispatched`) get their own cards under the program's, and the program's card lists them,
+as live; they are no part of the model's history.
 
 Must not: run tools or the model again (not even a tool's `preview_call`: a stored card is the pure one),
 or trust the log blindly (an unreadable event is skipped, a call that never settled is closed as
@@ -17,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, assert_never
 
-from registry_core import CANCELLED, TextBlock, ToolFailureInfo, ToolResult, ToolScope, content_text
+from registry_core import CANCELLED, TextBlock, ToolFailureInfo, ToolResult, ToolScope, content_text, thaw
 from registry_core.presentation import CallViewT
 
 from . import mapping
@@ -29,6 +31,7 @@ from .session_log import (
     AssistantStep,
     CallCommitted,
     CallSettled,
+    CodeDispatched,
     DeferredContext,
     LogEvent,
     PermissionsChanged,
@@ -92,6 +95,9 @@ class _Asked:
     arguments: Any
     view: CallViewT | None
     presentable: Presentable | None
+    # A program's nested calls as its card lists them (their titles and statuses), and their locations.
+    nested: list[mapping.NestedLine] = field(default_factory=list)
+    nested_locations: list[list[dict[str, Any]]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -131,6 +137,8 @@ class _Player:
                 self.step.commits[event.call_id] = event
             case CallSettled():
                 self.call_settled(event)
+            case CodeDispatched():
+                self.code_dispatched(event)
             case DeferredContext():
                 self.step.contexts.append(UserMessage(event.text))
             case PermissionsChanged():
@@ -173,14 +181,52 @@ class _Player:
         )
         presentable = asked.presentable
         result_view = presentable.result_view(result) if presentable is not None else None
-        for update in mapping.tool_call_completed(
+        updates = mapping.tool_call_completed(
             host.wire, record.call_id, asked.name, asked.arguments, asked.view, result, result_view,
             note=event.note,
-        ):  # fmt: skip
+        )  # fmt: skip
+        for update in _with_nested(host, record.call_id, asked, updates):
             host.send(update)
         plan = mapping.plan_from_result(result)
         if plan is not None:
             host.send(plan)
+
+    def code_dispatched(self, event: CodeDispatched) -> None:
+        """A nested call of a replayed program: its card, started and completed as live (under the
+        program's card, with the note it showed), and its line on the program's card. One whose program
+        no readable step asked for is passed over: it has no card to go under."""
+        host, record = self.host, event.dispatch
+        program = self.asked.get(record.parent_call_id)
+        if program is None:
+            log.warning("session %s: sub-call %s of an unknown program skipped", host.id, record.call_id)
+            return
+        arguments = thaw(record.arguments)
+        presentable = Presentable.of(host.scope, record.name, arguments)
+        view = presentable.call_view() if presentable is not None else None
+        result = record.to_result()
+        result_view = presentable.result_view(result) if presentable is not None else None
+        started = mapping.tool_call_started(
+            host.wire, record.call_id, record.name, arguments, view, "in_progress"
+        )
+        completed = mapping.tool_call_completed(
+            host.wire, record.call_id, record.name, arguments, view, result, result_view, note=event.note
+        )
+        title = ""
+        locations: list[dict[str, Any]] = []
+        for update in (started, *completed):
+            host.send(mapping.with_parent(update, record.parent_call_id))
+            title = update["title"] if isinstance(update.get("title"), str) else title
+            locations = update["locations"] if isinstance(update.get("locations"), list) else locations
+        program.nested.append(
+            mapping.NestedLine(title or record.name, "failed" if result.is_error else "completed")
+        )
+        program.nested_locations.append(locations)
+        host.send(
+            mapping.program_calls_update(
+                host.wire, record.parent_call_id, program.name, program.arguments, program.view,
+                program.nested, mapping.merged_locations(*program.nested_locations),
+            )
+        )  # fmt: skip
 
     def end_step(self) -> None:
         """Answer the step's calls in the order they were asked: with their logged results, or, for a call
@@ -208,9 +254,10 @@ def _committed(host: ReplayHost, call_id: str, asked: _Asked, commit: CallCommit
     result = ToolResult((TextBlock(text),), False, None, commit.meta)
     presentable = asked.presentable
     result_view = presentable.result_view(result) if presentable is not None else None
-    for update in mapping.tool_call_completed(
+    updates = mapping.tool_call_completed(
         host.wire, call_id, asked.name, asked.arguments, asked.view, result, result_view, note=COMMITTED_NOTE
-    ):
+    )
+    for update in _with_nested(host, call_id, asked, updates):
         host.send(update)
     return ToolResultMessage(call_id, asked.name, text, False)
 
@@ -220,8 +267,26 @@ def _unfinished(host: ReplayHost, call_id: str, asked: _Asked) -> ToolResultMess
     result = ToolResult(
         (TextBlock(UNFINISHED_MESSAGE),), True, ToolFailureInfo(UNFINISHED_MESSAGE, CANCELLED)
     )
-    for update in mapping.tool_call_completed(
+    updates = mapping.tool_call_completed(
         host.wire, call_id, asked.name, asked.arguments, asked.view, result, None
-    ):
+    )
+    for update in _with_nested(host, call_id, asked, updates):
         host.send(update)
     return ToolResultMessage(call_id, asked.name, UNFINISHED_MESSAGE, True)
+
+
+def _with_nested(host: ReplayHost, call_id: str, asked: _Asked, updates: list[Update]) -> list[Update]:
+    """A program card's final updates, the last one listing its nested calls as the live card did."""
+    if not asked.nested or not updates:
+        return updates
+    started = mapping.tool_call_started(
+        host.wire, call_id, asked.name, asked.arguments, asked.view, "in_progress"
+    )
+    updates[-1] = mapping.with_nested_calls(
+        updates[-1],
+        asked.nested,
+        mapping.merged_locations(*asked.nested_locations),
+        host.wire,
+        card_content=started.get("content") or (),
+    )
+    return updates

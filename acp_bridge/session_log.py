@@ -1,7 +1,8 @@
 """The session log's records: what a session writes to its log, and what `session/load` reads back.
 
 A log is a header (`SessionHeader`) then one event per durable step of the conversation, in order:
-`UserPrompt`, `AssistantStep`, `CallCommitted`, `CallSettled`, `DeferredContext`, `PermissionsChanged`.
+`UserPrompt`, `AssistantStep`, `CallCommitted`, `CallSettled`, `CodeDispatched`, `DeferredContext`,
+`PermissionsChanged`.
 Each record writes itself as the JSON object `store.py` appends as one line (`to_json`), and `decode`
 reads one back. The format is the one logs have always had on disk; a record never renames a key.
 
@@ -19,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from registry_core import JsonValue, ToolResultEvent, snapshot, thaw
+from registry_core import CodeDispatchEvent, JsonValue, ToolResultEvent, snapshot, thaw
 
 from .models import ToolCallRequest
 
@@ -139,6 +140,29 @@ class CallSettled:
 
 
 @dataclass(frozen=True, slots=True)
+class CodeDispatched:
+    """A settled Code Mode sub-call (the registry's `tool/code-dispatch` record: its arguments and the
+    durable copy of its result, under its program's call id) and the note its card showed. Logged before
+    its card completes; the program's own result comes later, as a `CallSettled`."""
+
+    KIND: ClassVar[str] = "tool/code-dispatch"
+
+    dispatch: CodeDispatchEvent
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = self.dispatch.to_json()
+        if self.note is not None:
+            out["note"] = self.note
+        return out
+
+    @staticmethod
+    def from_json(raw: Mapping[str, Any]) -> CodeDispatched:
+        note = raw.get("note")
+        return CodeDispatched(CodeDispatchEvent.from_json(raw), note if isinstance(note, str) else None)
+
+
+@dataclass(frozen=True, slots=True)
 class DeferredContext:
     """A context a step's result deferred to the model (a user message after the step's results)."""
 
@@ -173,11 +197,27 @@ class PermissionsChanged:
         return PermissionsChanged(raw.get("mode"), tuple(rules) if isinstance(rules, list) else ())
 
 
-LogEvent = UserPrompt | AssistantStep | CallCommitted | CallSettled | DeferredContext | PermissionsChanged
+LogEvent = (
+    UserPrompt
+    | AssistantStep
+    | CallCommitted
+    | CallSettled
+    | CodeDispatched
+    | DeferredContext
+    | PermissionsChanged
+)
 
 _READERS: dict[str, Callable[[Mapping[str, Any]], LogEvent]] = {
     kind.KIND: kind.from_json
-    for kind in (UserPrompt, AssistantStep, CallCommitted, CallSettled, DeferredContext, PermissionsChanged)
+    for kind in (
+        UserPrompt,
+        AssistantStep,
+        CallCommitted,
+        CallSettled,
+        CodeDispatched,
+        DeferredContext,
+        PermissionsChanged,
+    )
 }
 
 

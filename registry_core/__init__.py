@@ -26,9 +26,12 @@ from .errors import (
     ToolOutputError,
     Violation,
 )
-from .events import ToolCallEvent, ToolResultEvent
+from .events import CodeDispatchEvent, ToolCallEvent, ToolResultEvent
 from .execution import (
     Agent,
+    CodeDispatchLog,
+    NestedDispatch,
+    NestedTool,
     ToolExecution,
     ToolExecutionInput,
     ToolExecutionResult,
@@ -62,6 +65,7 @@ from .presentation import (
     FileLocation,
     GenericCallView,
     GenericResultView,
+    NestedCallProgress,
     ReadFileLine,
     ReadResultView,
     SearchFileMatches,
@@ -107,6 +111,8 @@ __all__ = [
     "CancelController",
     "CancelReason",
     "CancelSignal",
+    "CodeDispatchEvent",
+    "CodeDispatchLog",
     "ContentBlock",
     "ContentText",
     "ContextMessage",
@@ -122,6 +128,9 @@ __all__ = [
     "ImageBlock",
     "JsonSchemaError",
     "JsonValue",
+    "NestedCallProgress",
+    "NestedDispatch",
+    "NestedTool",
     "NotJsonError",
     "Output",
     "PostToolDecision",

@@ -20,7 +20,7 @@ from typing import Any, Generic, TypeVar
 
 from .content import ContentBlock, TextBlock
 from .errors import RegistrationError, ToolArgsError, Violation
-from .execution import ToolExecution, ToolExecutionResult, ToolResult, ToolRunContext
+from .execution import NestedTool, ToolExecution, ToolExecutionResult, ToolResult, ToolRunContext
 from .json_schema import JsonSchema, assert_object_schema, assert_supported, compile_validator
 from .json_values import JsonValue
 from .schema import compile_parameters_spec, compile_value_spec
@@ -74,6 +74,10 @@ class ToolDefinition:
     # `present_call`'s; it may also pin what the question is about (the file a path leads to), so the body
     # does exactly that. `present_call` stays the pure card, the only one replay uses. Changes nothing.
     preview_call: Callable[[Any, ToolExecution], Awaitable[Any]] | None = None
+    # Optional: a description that depends on the tools its scope shows beside it (Code Mode's typed
+    # signatures of every tool a program may call). `schemas()` sends its text instead of `description`;
+    # should it fail, `description` is sent.
+    describe: Callable[[Sequence[NestedTool]], str] | None = None
 
 
 def check_definition(definition: ToolDefinition) -> None:
@@ -104,6 +108,8 @@ def check_definition(definition: ToolDefinition) -> None:
         problems.append(f"timeout_ms must be a positive finite number, got {timeout!r}")
     if not callable(definition.execute):
         problems.append("execute must be callable")
+    if definition.describe is not None and not callable(definition.describe):
+        problems.append("describe must be callable")
     if problems:
         raise RegistrationError(f"tool {getattr(definition, 'name', '?')!r}: " + "; ".join(problems))
 

@@ -31,6 +31,8 @@ The modules (import the names below from this package, not from them):
 - `results`: `tool_call_completed`, rawOutput and closing a terminal card.
 - `messages`: message chunks and `plan_from_result`.
 - `state`: session-state updates: `mode_update`, `usage_update`, `available_commands`.
+- `nested`: the calls a program made (Code Mode sub-calls): `_meta.parentToolCallId` on their cards, the
+  program card's list of them, and the permission question that names the program.
 """
 
 # SIGNATURES AGREED WITH THE BRIDGE CORE — keep these names (additions only, with defaults).
@@ -46,6 +48,14 @@ from .calls import (
     tool_call_status,
 )
 from .messages import agent_message_chunk, agent_thought_chunk, plan_from_result, user_message_chunk
+from .nested import (
+    NestedLine,
+    merged_locations,
+    nested_permission_call,
+    program_calls_update,
+    with_nested_calls,
+    with_parent,
+)
 from .paths import display_path, relativize_title, resolve_path
 from .results import tool_call_completed
 from .state import available_commands, mode_update, usage_update
@@ -80,6 +90,7 @@ __all__ = [
     "MAX_WEB_SOURCES",
     "RAW_INPUT_MAX_BYTES",
     "RAW_OUTPUT_TEXT_CHARS",
+    "NestedLine",
     "ToolStatus",
     "Update",
     "WireContext",
@@ -88,9 +99,12 @@ __all__ = [
     "available_commands",
     "bound_update",
     "display_path",
+    "merged_locations",
     "mode_update",
+    "nested_permission_call",
     "permission_tool_call",
     "plan_from_result",
+    "program_calls_update",
     "relativize_title",
     "resolve_path",
     "terminal_output",
@@ -101,4 +115,6 @@ __all__ = [
     "tool_call_status",
     "usage_update",
     "user_message_chunk",
+    "with_nested_calls",
+    "with_parent",
 ]
