@@ -4,6 +4,7 @@ output, the plan, permission questions and the closing summary.
 `CardPrinter.update(update)` takes one `session/update` `update` payload (plain JSON, as on the wire) and
 prints what changed: a card's first appearance and every status change on one line each, the diff of an
 edit (before approval and as applied), terminal output as it streams, a short excerpt of other results.
+A call a program made (`_meta.parentToolCallId`) is indented under its program's card.
 
 Must not: talk to the bridge (demo.py does), or print anything but to the stream it was given.
 """
@@ -58,6 +59,7 @@ class _Card:
     status: str
     terminal_partial: str = ""
     shown_output: bool = False
+    nested: bool = False  # a call a program made: shown under the program's card
 
 
 @dataclass(slots=True)
@@ -172,6 +174,8 @@ class CardPrinter:
         call_id = str(update.get("toolCallId"))
         status = str(update.get("status") or "pending")
         card = _Card(str(update.get("title") or call_id), str(update.get("kind") or "other"), status)
+        meta = update.get("_meta")
+        card.nested = isinstance(meta, Mapping) and isinstance(meta.get("parentToolCallId"), str)
         self.cards[call_id] = card
         self.tally.calls += 1
         self._status_line(card, status)
@@ -211,7 +215,8 @@ class CardPrinter:
         mark = _STATUS_MARK.get(status, "·")
         color = {"completed": s.green, "failed": s.red, "pending": s.yellow}.get(status, s.cyan)
         word = _STATUS_WORD.get(status, status)
-        self._line(f"  {color(mark)} {s.bold(card.title)} {s.dim(f'[{card.kind}, {word}{extra}]')}")
+        indent = f"    {s.dim('└')} " if card.nested else "  "
+        self._line(f"{indent}{color(mark)} {s.bold(card.title)} {s.dim(f'[{card.kind}, {word}{extra}]')}")
 
     def _content(self, card: _Card, content: object, *, preview: bool) -> None:
         """Diffs always; other text only once the call is done (and not again for streamed output)."""

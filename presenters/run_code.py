@@ -211,7 +211,7 @@ def _outcome_value(outcome: ProgramOutcome, calls: _SubCalls) -> dict[str, Any]:
     if made:
         parts.append(f"It made {_calls_phrase(made, failed)} before it ended; they took effect.")
     if outcome.output:
-        parts.append(f"It printed:\n{outcome.output}")
+        parts.append(f"It printed:\n{outcome.output.rstrip()}")
     raise ToolError("\n\n".join(parts), code=TOOL_FAILED)
 
 
@@ -226,7 +226,7 @@ def _render(_args: Any, value: Any) -> str:
         shown = shown[:MAX_SHOWN_VALUE_CHARS] + f"\n… ({len(shown) - MAX_SHOWN_VALUE_CHARS} more characters)"
     parts = [f"The program returned:\n{shown}"]
     if value["output"]:
-        parts.append(f"It printed:\n{value['output']}")
+        parts.append(f"It printed:\n{value['output'].rstrip()}")
     if value["calls"]:
         parts.append(f"It made {_calls_phrase(value['calls'], value['failed_calls'])}.")
     return "\n\n".join(parts)

@@ -11,6 +11,9 @@ verbatim as `acpBridge/sessionUpdate` and, for editors that only know plain LSP,
   showMessageRequest: a `pending` card may also be a call whose arguments the model is still streaming.
   Such a card is refined later by a `tool_call_update` with the call's real title; a Begin cannot be
   retitled, so from then on the call's messages start with that title;
+- a nested call (a Code Mode program's sub-call: `_meta.parentToolCallId` names its program's open
+  call) → no progress of its own: `Report`s of its program's progress, each message starting with the
+  nested call's title ("Edit b.txt: waiting for your approval", "Read a.txt: completed");
 - locations of a call that runs or ran → `Show` (the first location not shown yet for that call);
 - plan updates → a few log lines.
 
@@ -199,6 +202,8 @@ class _Call:
     output: str = ""  # a bounded tail of the live terminal output
     last_report: str | None = None
     shown: set[tuple[str, int | None]] = field(default_factory=set)
+    # A nested call reports through its program's progress (its token is the program's).
+    parent: _Call | None = None
 
     @property
     def state(self) -> str:
@@ -207,8 +212,10 @@ class _Call:
 
     def message(self, text: str) -> str:
         """`text` as this call's progress message: prefixed with the call's title once the title was
-        refined after the progress began (otherwise the editor would only ever show the early title)."""
-        return one_line(text if self.title == self.begun_as else f"{self.title}: {text}")
+        refined after the progress began (otherwise the editor would only ever show the early title),
+        and always for a nested call (the progress is its program's)."""
+        prefixed = self.parent is not None or self.title != self.begun_as
+        return one_line(f"{self.title}: {text}" if prefixed else text)
 
 
 def _title(update: Mapping[str, Any]) -> str | None:
@@ -282,7 +289,7 @@ class UpdateView:
         for key, call in list(self._calls.items()):
             if session_id is None or key[0] == session_id:
                 del self._calls[key]
-                if self.progress:
+                if self.progress and call.parent is None:
                     actions.append(End(call.token, one_line(message)))
         return actions
 
@@ -318,15 +325,23 @@ class UpdateView:
         key = (session_id, call_id)
         previous = self._calls.get(key)
         actions: list[Action] = []
-        if previous is not None and self.progress:
+        if previous is not None and self.progress and previous.parent is None:
             # A repeated id (a model reusing one): the old progress must not stay open forever.
             actions.append(End(previous.token, "replaced by a new call with the same id"))
-        call = _Call(key, f"acp-bridge/{next(self._tokens)}/{call_id}", title, status, begun_as=title)
-        call.command = _command(update)
-        self._calls[key] = call
-        actions.append(Log("log", f"tool: {title} ({call.state})"))
-        if self.progress:
-            actions.append(Begin(call.token, title, call.state))
+        parent = self._parent_of(session_id, update)
+        if parent is not None:
+            call = _Call(key, parent.token, title, status, begun_as=title, parent=parent)
+            call.command = _command(update)
+            self._calls[key] = call
+            actions.append(Log("log", f"tool:   {title} ({call.state}, in {parent.title})"))
+            actions += self._report(call, call.state)
+        else:
+            call = _Call(key, f"acp-bridge/{next(self._tokens)}/{call_id}", title, status, begun_as=title)
+            call.command = _command(update)
+            self._calls[key] = call
+            actions.append(Log("log", f"tool: {title} ({call.state})"))
+            if self.progress:
+                actions.append(Begin(call.token, title, call.state))
         actions += self._follow(call, update)
         if status in ("completed", "failed"):
             actions += self._end(call, update, status)  # a card born finished (e.g. a replayed one)
@@ -416,10 +431,24 @@ class UpdateView:
         message = (
             _completion_message(update) if status == "completed" else f"failed: {failure_reason(update)}"
         )
+        if call.parent is not None:
+            return [Log("log", f"tool:   {call.title} ({message})"), *self._report(call, message)]
+        for key, other in list(self._calls.items()):
+            if other.parent is call:
+                del self._calls[key]  # a program ends after its calls; one still open is forgotten with it
         actions: list[Action] = [Log("log", f"tool: {call.title} ({message})")]
         if self.progress:
             actions.append(End(call.token, call.message(message)))
         return actions
+
+    def _parent_of(self, session_id: str, update: Mapping[str, Any]) -> _Call | None:
+        """The open program call a nested call's card names (`_meta.parentToolCallId`), if any."""
+        meta = update.get("_meta")
+        parent_id = meta.get("parentToolCallId") if isinstance(meta, Mapping) else None
+        if not isinstance(parent_id, str):
+            return None
+        parent = self._calls.get((session_id, parent_id))
+        return parent if parent is not None and parent.parent is None else None
 
     def _follow(self, call: _Call, update: Mapping[str, Any]) -> list[Action]:
         """The first location of this update not yet shown for the call, once the call runs or ran (a

@@ -57,6 +57,7 @@ class CodeSession:
     dispatches: list[CodeDispatchEvent] = field(default_factory=list)
     progress: list[tuple[str, Any]] = field(default_factory=list)
     bodies: list[str] = field(default_factory=list)  # test tools whose body ran, in order
+    hanging: asyncio.Event = field(default_factory=asyncio.Event)  # the `hang` tool's body started
 
     async def run(
         self, code: str, *, signal: CancelSignal = NEVER, call_id: str = "c1", scope: ToolScope | None = None
@@ -90,6 +91,7 @@ def make_code_session(
 
     async def hang(_args: Any, ctx: ToolRunContext) -> Any:
         session.bodies.append("hang")
+        session.hanging.set()
         await asyncio.Event().wait()  # until cancelled
 
     async def secret(_args: Any, _ctx: ToolRunContext) -> Any:

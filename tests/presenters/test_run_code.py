@@ -46,7 +46,9 @@ def code(tmp_path: Path) -> CodeSession:
     return session
 
 
-async def test_each_call_of_the_program_is_a_dispatch_of_its_own_under_the_outer_call(code: CodeSession) -> None:
+async def test_each_call_of_the_program_is_a_dispatch_of_its_own_under_the_outer_call(
+    code: CodeSession,
+) -> None:
     result = await code.run(
         """
 const a = await read({ file_path: "a.txt" });
@@ -61,7 +63,9 @@ return [a.lines[0], b.lines[0], again.total_lines];
     assert [e.call_id for e, _ in nested] == ["c1:code:1", "c1:code:2", "c1:code:3"]
     assert all(e.parent is outer.token and e.agent is code.agent for e, _ in nested)
     # The host heard of each call before it was dispatched, on the outer call's progress.
-    announced = [(owner, p.call_id, p.name) for owner, p in code.progress if isinstance(p, NestedCallProgress)]
+    announced = [
+        (owner, p.call_id, p.name) for owner, p in code.progress if isinstance(p, NestedCallProgress)
+    ]
     assert announced == [("c1", f"c1:code:{n}", "read") for n in (1, 2, 3)]
     # Each settled call became a durable event: the rendered content, never the value.
     assert [(d.parent_call_id, d.call_id, d.name, d.is_error) for d in code.dispatches] == [
@@ -90,7 +94,9 @@ catch (e) { return `${e.name} ${e.tool} ${e.code}: ${e.message}`; }
     assert code.dispatches[0].is_error
 
 
-async def test_an_ask_inside_a_program_goes_to_the_approval_service_as_the_sub_call(code: CodeSession) -> None:
+async def test_an_ask_inside_a_program_goes_to_the_approval_service_as_the_sub_call(
+    code: CodeSession,
+) -> None:
     asked: list[ToolExecution] = []
 
     class Approval:
@@ -173,7 +179,9 @@ async def test_the_code_dispatch_log_waterfall_reshapes_only_the_durable_copy(co
     (event,) = code.dispatches
     assert content_text(event.content) == "[redacted]      1\talpha"
     (live,) = [r for e, r in code.nested()]
-    assert content_text(live.content) == "     1\talpha"  # the live result and the model contract are untouched
+    assert (
+        content_text(live.content) == "     1\talpha"
+    )  # the live result and the model contract are untouched
 
 
 async def test_deferred_contexts_follow_the_outer_result_in_call_order(code: CodeSession) -> None:
@@ -181,7 +189,11 @@ async def test_deferred_contexts_follow_the_outer_result_in_call_order(code: Cod
         "await Promise.all([deferring({ n: 1 }), deferring({ n: 2 })]); await deferring({ n: 3 }); return 0;"
     )
     assert not result.is_error, text(result)
-    assert [content_text(c.content) for c in result.additional_contexts] == ["context 1", "context 2", "context 3"]
+    assert [content_text(c.content) for c in result.additional_contexts] == [
+        "context 1",
+        "context 2",
+        "context 3",
+    ]
     assert [c.source for c in result.additional_contexts] == [f"run_code c1:code:{n}" for n in (1, 2, 3)]
 
 

@@ -62,11 +62,13 @@ async def test_a_literal_import_in_the_program_is_checked_too(code: CodeSession,
 
 
 async def test_a_program_cannot_open_a_socket(code: CodeSession) -> None:
-    connections = 0
+    peers: list[int] = []
+    ours = asyncio.Event()
 
     async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        nonlocal connections
-        connections += 1
+        peers.append(writer.get_extra_info("peername")[1])
+        if await reader.read(5) == b"probe":
+            ours.set()
         writer.close()
 
     server = await asyncio.start_server(accept, "127.0.0.1", 0)
@@ -77,8 +79,14 @@ async def test_a_program_cannot_open_a_socket(code: CodeSession) -> None:
 const tries: string[] = [];
 for (const attempt of [
   () => fetch("http://127.0.0.1:{port}/"),
-  () => new Promise((ok, fail) => {{ const ws = new WebSocket("ws://127.0.0.1:{port}/"); ws.onopen = ok; ws.onerror = () => fail(new Error("websocket failed")); }}),
-  () => import("node:net").then((net) => new Promise((ok, fail) => net.connect({port}, "127.0.0.1", ok).on("error", fail))),
+  () => new Promise((ok, fail) => {{
+    const ws = new WebSocket("ws://127.0.0.1:{port}/");
+    ws.onopen = ok;
+    ws.onerror = () => fail(new Error("websocket failed"));
+  }}),
+  () => import("node:net").then(
+    (net) => new Promise((ok, fail) => net.connect({port}, "127.0.0.1", ok).on("error", fail)),
+  ),
   async () => (globalThis as any).Deno.connect({{ hostname: "127.0.0.1", port: {port} }}),
 ]) {{
   try {{ await attempt(); tries.push("connected") }} catch (e) {{ tries.push(String(e)) }}
@@ -86,18 +94,25 @@ for (const attempt of [
 return tries;
 """
         )
-        # Give a connection that slipped through the time to be accepted.
-        await asyncio.sleep(0.2)
+        # Our own connection, made after the program's attempts: accepted in turn, so once it is, any
+        # connection the program made would have been accepted before it.
+        _, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"probe")
+        await writer.drain()
+        await asyncio.wait_for(ours.wait(), 5)
+        writer.close()
     finally:
         server.close()
         await server.wait_closed()
     assert not result.is_error, text(result)
-    assert connections == 0
+    assert len(peers) == 1  # ours alone
     assert "connected" not in text(result).replace("not connected", "")
     assert "Requires net access" in text(result)
 
 
-async def test_a_program_cannot_read_the_environment(code: CodeSession, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_a_program_cannot_read_the_environment(
+    code: CodeSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ACP_BRIDGE_TEST_MARKER", "ENV-SECRET-7")
     result = await code.run(
         """
@@ -166,7 +181,9 @@ async def test_a_busy_loop_beside_a_running_call_is_stopped_by_the_cpu_limit(tmp
 
 async def test_a_program_that_allocates_without_bound_runs_out_of_memory(tmp_path: Path) -> None:
     code = make_code_session(tmp_path, limits=SandboxLimits(own_time_s=30.0, cpu_s=30, heap_mb=64))
-    result = await code.run("const a: number[][] = []; for (let i = 0; ; i++) a.push(new Array(100000).fill(i));")
+    result = await code.run(
+        "const a: number[][] = []; for (let i = 0; ; i++) a.push(new Array(100000).fill(i));"
+    )
     assert result.is_error
     assert "ran out of memory" in text(result)
     assert deno_processes() == []
@@ -189,7 +206,6 @@ for (const name of ["secret", "run_code"]) {
   console.log("\\x1e" + JSON.stringify({ type: "call", id: 1000, tool: name, args: {} }));
 }
 try { tries.push(String(await secret({}))) } catch (e) { tries.push(String(e)) }
-await new Promise((resolve) => setTimeout(resolve, 200));
 return tries;
 """,
         scope=scope,
@@ -199,7 +215,7 @@ return tries;
     assert text(result).count("tools[name] is not a function") == 2
     assert "secret is not defined" in text(result)
     assert code.bodies == []
-    assert code.nested() == []  # nothing was dispatched
+    assert code.nested() == []  # nothing was dispatched (the host answers every call before the run ends)
 
 
 async def test_restrictions_do_not_hide_run_code_itself(code: CodeSession) -> None:
@@ -213,12 +229,13 @@ async def test_restrictions_do_not_hide_run_code_itself(code: CodeSession) -> No
 
 async def test_a_program_cannot_choose_a_sub_call_id(code: CodeSession, tmp_path: Path) -> None:
     (Path(code.agent.cwd) / "a.txt").write_text("alpha\n")
-    forged = '{"type":"call","id":7,"tool":"read","args":{"file_path":"a.txt"},"callId":"evil","call_id":"evil"}'
+    forged = (
+        '{"type":"call","id":7,"tool":"read","args":{"file_path":"a.txt"},"callId":"evil","call_id":"evil"}'
+    )
     result = await code.run(
         f"""
 console.log("\\x1e" + {forged!r});
 await read({{ file_path: "a.txt", call_id: "c1:code:99" }});
-await new Promise((resolve) => setTimeout(resolve, 200));
 return "done";
 """
     )
@@ -232,8 +249,7 @@ return "done";
 async def test_cancelling_the_call_stops_the_program_at_once(code: CodeSession) -> None:
     controller = CancelController()
     task = asyncio.ensure_future(code.run("await hang({}); return 1;", signal=controller.signal))
-    while not code.bodies:  # the program reached its call
-        await asyncio.sleep(0.01)
+    await asyncio.wait_for(code.hanging.wait(), 10)  # the program reached its call
     started = time.monotonic()
     controller.cancel()
     result = await asyncio.wait_for(task, 5)
@@ -252,8 +268,7 @@ async def test_the_program_s_process_gets_no_environment_of_ours(
     controller = CancelController()
     task = asyncio.ensure_future(code.run("await hang({});", signal=controller.signal))
     try:
-        while not code.bodies:
-            await asyncio.sleep(0.01)
+        await asyncio.wait_for(code.hanging.wait(), 10)
         (deno,) = deno_processes()
         assert set(deno.environ()) == {"DENO_DIR", "NO_COLOR", "DENO_NO_UPDATE_CHECK"}
         assert deno.cwd() != code.agent.cwd

@@ -13,7 +13,14 @@ from presenters import build_tools
 from presenters.deno_sandbox import deno_executable
 from presenters.run_code import run_code_tool
 from presenters.ts_signatures import declarations, ts_type
-from registry_core import NestedTool, TextBlock, ToolDefinition, ToolOutputDefinition, ToolRegistry, ToolRestriction
+from registry_core import (
+    NestedTool,
+    TextBlock,
+    ToolDefinition,
+    ToolOutputDefinition,
+    ToolRegistry,
+    ToolRestriction,
+)
 
 
 def _registry(*extra: ToolDefinition) -> ToolRegistry:
@@ -87,14 +94,20 @@ def test_typescript_accepts_the_declarations_and_a_program_using_them(tmp_path: 
     odd = _raw(
         "odd-name",
         {"type": "object", "properties": {"a b": {"type": "array", "items": {"enum": ["x", "y"]}}}},
-        {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"], "additionalProperties": False},
+        {
+            "type": "object",
+            "properties": {"ok": {"type": "boolean"}},
+            "required": ["ok"],
+            "additionalProperties": False,
+        },
     )
     tools = [NestedTool(t.name, t.description, t.parameters, t.output.schema) for t in (*build_tools(), odd)]
     program = (
         "const r = await read({ file_path: 'a.txt' });\n"
         "const n: number = r.total_lines;\n"
         "const ok: boolean = (await tools['odd-name']({ 'a b': ['x'] })).ok;\n"
-        "try { await bash({ command: 'true' }) } catch (e) { if (e instanceof ToolError) console.log(e.tool, e.code) }\n"
+        "try { await bash({ command: 'true' }) }\n"
+        "catch (e) { if (e instanceof ToolError) console.log(e.tool, e.code) }\n"
         "console.log(n, ok);\n"
     )
     source = tmp_path / "check.ts"
