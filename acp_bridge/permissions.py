@@ -359,8 +359,7 @@ def permission_options(scope: Scope) -> list[dict[str, Any]]:
 
 
 class GateHost(Protocol):
-    """What the gate needs from a session (implemented by `sessions.Session`). A nested call is decided
-    by the policy itself (`permissions.decide`): only a top-level call has a decision made for its card."""
+    """What the gate needs from a session (implemented by `sessions.Session`)."""
 
     @property
     def permissions(self) -> SessionPermissions: ...
@@ -369,8 +368,9 @@ class GateHost(Protocol):
     def approval_lock(self) -> asyncio.Lock: ...
 
     def decide(self, execution: ToolExecution) -> Decision:
-        """The policy's decision for the call: `permissions.decide`, or the same decision already made
-        for its card when nothing it depends on changed since (`SessionPermissions.version`)."""
+        """The policy's decision for the call (top-level or nested): `permissions.decide`, or the same
+        decision already made for its card when nothing it depends on changed since
+        (`SessionPermissions.version`)."""
         ...
 
     def on_decision(self, execution: ToolExecution, decision: Decision) -> None:
@@ -403,9 +403,7 @@ class PermissionGate:
 
     @staticmethod
     def _decide(host: GateHost, execution: ToolExecution) -> Decision:
-        if execution.parent is None:
-            return host.decide(execution)
-        return host.permissions.decide(execution.name, execution.arguments)
+        return host.decide(execution)
 
     @staticmethod
     def _on_decision(host: GateHost, execution: ToolExecution, decision: Decision) -> None:

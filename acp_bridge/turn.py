@@ -491,12 +491,15 @@ class Turn:
         arguments = thaw(progress.arguments)
         presentable = Presentable.of(host.scope, progress.name, arguments)
         view = presentable.call_view() if presentable is not None else None
-        decision = host.permissions.decide(progress.name, arguments)
+        permissions = host.permissions
+        decision = permissions.decide(progress.name, arguments)
         status: ToolStatus = "pending" if decision.kind == "ask" else "in_progress"
         call_id = progress.call_id
         state = CallState(
             call_id, progress.name, arguments, view, status, host.wire, presentable, parent_id=program.call_id
         )
+        # Kept for the permission gate, which asks the turn when the call is dispatched (`decide`).
+        state.decision, state.decided_at = decision, permissions.version
         if isinstance(view, TerminalCallView):
             state.live = LiveOutput(
                 functools.partial(self._send_live, call_id),
@@ -561,10 +564,11 @@ class Turn:
         return mapping.merged_locations(*(self.calls[call_id].shown_locations for call_id in program.nested))
 
     def decide(self, execution: ToolExecution, permissions: SessionPermissions) -> Decision:
-        """The policy's decision for a call: for one of this turn's cards, the one made when it was
-        announced (or last decided) while `permissions.version` says nothing it depends on changed since;
-        otherwise `permissions.decide`, kept for the next question about the same call."""
-        state = self.calls.get(execution.call_id) if self._mine(execution) else None
+        """The policy's decision for a call: for one of this turn's cards (a nested call's included), the
+        one made when it was announced (or last decided) while `permissions.version` says nothing it
+        depends on changed since; otherwise `permissions.decide`, kept for the next question about the
+        same call."""
+        state = self._state_of(execution)
         if state is None or state.done or state.shared_id or state.name != execution.name:
             return permissions.decide(execution.name, execution.arguments)
         if state.decision is None or state.decided_at != permissions.version:

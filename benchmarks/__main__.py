@@ -17,6 +17,7 @@ MODULES = {
     "presenters": "benchmarks.presenters_bench",
     "bridge": "benchmarks.bridge_bench",
     "floor": "benchmarks.floor_bench",
+    "code_mode": "benchmarks.code_mode_bench",
 }
 
 

@@ -1,22 +1,26 @@
 """One Code Mode program run in Deno with every permission denied: the program can act only by asking its
 host to call a tool, over its stdin/stdout (the protocol is described in `run_code_prelude.js`).
 
-Why this boundary. Restricted `exec` of Python is no sandbox (the object graph leads back to `os`), and
-an isolate embedded in our own process (mini-racer) shares its address space, its memory and its fate
-with the bridge: a runaway allocation or a V8 crash takes the bridge down, and cancelling means
-interrupting a thread. A separate Deno process gets the kernel's isolation and Deno's permission system
-(file system, network, environment, subprocesses, FFI, system information: all denied), and is stopped
-at once by killing its process group. It is cheap: a Deno process reaches the program in about 12-20 ms
-on the machine this was written on, less than `python3 -c pass` (about 25-30 ms); `benchmarks/
-code_mode_bench.py` measures both in the same run. So each program gets a fresh process (hence a fresh
-isolate) and nothing is kept warm: a warm process would save a few milliseconds per program and share
-one heap, one crash and one set of leftovers between programs.
+Why this boundary. Restricted `exec` of Python is no sandbox (the object graph leads back to `os`). An
+isolate embedded in our own process (mini-racer) shares the bridge's address space and fate: its only
+memory cap is V8's, so a V8 fatal out-of-memory or a crash takes the bridge down with it; there is no
+kernel CPU limit; stopping it means interrupting a thread of ours; and TypeScript would need a transpiler
+of its own. A separate Deno process gets the kernel's isolation (its own address space and limits, a
+process group killed at once) and Deno's permission system (file system, network, environment,
+subprocesses, FFI, system information: all denied), and it is cheap. Measured on the development machine
+(`benchmarks/code_mode_bench.py` measures it in every run): a whole program run, spawn to outcome, takes
+about 16 ms with the session's warm Deno cache and 26 ms cold, against 78 ms to spawn `python3 -c pass`
+in the same run; mini-racer 0.14.1 costs 43 ms to import, 27 ms for its first context and 2-9 ms for
+each later one. The few milliseconds a warm in-process isolate (or a warm Deno process running each
+program in a Worker) would save are nothing beside a model's step, and would share one heap, one crash and
+one set of leftovers between programs. So each program gets a fresh process, hence a fresh isolate.
 
 What the process gets:
 - `deno run --no-prompt` with no `--allow-*` flag and an explicit `--deny-*` for every permission; no
   remote or npm modules, no configuration or lock file. The program module is imported by the prelude
   at run time, so every module it tries to load is permission-checked (see the prelude).
-- An empty environment but for `DENO_DIR` and `NO_COLOR`, and a fresh private directory as its cwd,
+- An environment of Deno's own settings only (`DENO_DIR`, `NO_COLOR`, `DENO_NO_UPDATE_CHECK`), no file
+  descriptor but stdin/stdout/stderr, and a fresh private directory as its cwd,
   deleted after the run. `DENO_DIR` (Deno's own caches: module analysis, transpiled code, V8's code
   cache) is the session's when the host gives one (`cache_dir`): the program cannot read it, and a
   warm cache starts a program in about two thirds of the time. Web Storage and the Cache API, which
@@ -29,6 +33,9 @@ What the process gets:
   for the user), and runs whenever none is. Both limits are set before the program is sent.
 - Output: what the program prints is kept up to a bound (its head and its tail); a line longer than the
   protocol's limit is dropped with a marker.
+- Messages travel in batches both ways: the calls a program makes before it next yields leave in one
+  write, and the answers settled in one turn of our event loop in another, so a `Promise.all` of two
+  hundred calls costs a few wake-ups, not four hundred.
 
 Cancellation (the caller's task is cancelled) kills the process group at once; so does the end of the
 program. Calls still running are stopped through `stop_calls` and awaited, so every call the program made
@@ -267,6 +274,8 @@ class _Run:
         self.call_count = 0
         self.stderr_tail = b""
         self.proc: asyncio.subprocess.Process | None = None
+        # Answers settled in one turn of the event loop leave in one write (see `_send`).
+        self.outbox: list[bytes] = []
 
     async def run(self) -> ProgramOutcome:
         self.proc = proc = await asyncio.create_subprocess_exec(
@@ -315,10 +324,18 @@ class _Run:
             raise RuntimeError(f"the program's process could not be limited: {exc}") from exc
 
     def _send(self, message: dict[str, Any]) -> None:
-        assert self.proc is not None and self.proc.stdin is not None
-        if self.proc.stdin.is_closing():
-            return
-        self.proc.stdin.write(json.dumps(message, ensure_ascii=False).encode() + b"\n")
+        """Queue a message for the program; the queue is written once the event loop turns (parallel
+        calls often settle together: one write, one wake-up of the program, for all of them)."""
+        line = json.dumps(message, ensure_ascii=False).encode() + b"\n"
+        if not self.outbox:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self.outbox.append(line)
+
+    def _flush(self) -> None:
+        lines, self.outbox = self.outbox, []
+        stdin = self.proc.stdin if self.proc is not None else None
+        if stdin is not None and not stdin.is_closing():
+            stdin.write(b"".join(lines))
 
     async def _drain(self) -> None:
         assert self.proc is not None and self.proc.stdin is not None

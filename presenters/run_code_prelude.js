@@ -35,13 +35,24 @@ for (const name of ["Deno", "localStorage", "sessionStorage", "caches", "Worker"
 }
 
 function writeLine(text) {
+  if (outbox.length) flush(); // printed output stays in order with the messages before it
   const bytes = encoder.encode(text + "\n");
   let written = 0;
   while (written < bytes.length) written += stdout.writeSync(bytes.subarray(written));
 }
 
+// Messages sent in one synchronous burst (a Promise.all of many calls) leave in one write.
+let outbox = [];
+function flush() {
+  if (outbox.length === 0) return;
+  const lines = outbox.join("\n");
+  outbox = [];
+  writeLine(lines);
+}
+
 function send(message) {
-  writeLine(MARK + JSON.stringify(message));
+  if (outbox.length === 0) queueMicrotask(flush);
+  outbox.push(MARK + JSON.stringify(message));
 }
 
 let buffered = "";
@@ -157,4 +168,5 @@ try {
   outcome = { type: "done", ok: false, error: describe(error) };
 }
 send(outcome);
+flush();
 exit(0);

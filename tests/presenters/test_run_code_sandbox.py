@@ -169,7 +169,8 @@ async def test_a_busy_loop_beside_a_running_call_is_stopped_by_the_cpu_limit(tmp
     # only the kernel's CPU limit can stop a program that spins meanwhile.
     code = make_code_session(tmp_path, limits=SandboxLimits(own_time_s=60.0, cpu_s=1))
     started = time.monotonic()
-    result = await code.run("hang({}); for (;;) {}")
+    # (A call leaves when the program next yields: `await null` lets it go before the loop.)
+    result = await code.run("hang({}); await null; for (;;) {}")
     assert time.monotonic() - started < 10
     assert result.is_error
     assert "more than 1 s of CPU time" in text(result)
