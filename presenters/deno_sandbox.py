@@ -65,6 +65,7 @@ from typing import Any, Final, Literal
 log = logging.getLogger(__name__)
 
 MARK: Final = "\x1e"  # starts every protocol line the prelude writes
+EXIT_WAIT_S: Final = 2.0  # how long a program whose output ended gets to exit before it is killed
 PRELUDE: Final = "run_code_prelude.js"
 _MIB: Final = 1024 * 1024
 
@@ -278,16 +279,19 @@ class _Run:
         self.outbox: list[bytes] = []
 
     async def run(self) -> ProgramOutcome:
-        self.proc = proc = await asyncio.create_subprocess_exec(
-            *deno_argv(deno_executable(), prelude_path(), self.limits),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=self.workdir,
-            env={"DENO_DIR": self.cache_dir, "NO_COLOR": "1", "DENO_NO_UPDATE_CHECK": "1"},
-            start_new_session=True,  # its own process group: one kill stops every thread it has
-            limit=self.limits.line_bytes,
-        )
+        try:
+            self.proc = proc = await asyncio.create_subprocess_exec(
+                *deno_argv(deno_executable(), prelude_path(), self.limits),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=self.workdir,
+                env={"DENO_DIR": self.cache_dir, "NO_COLOR": "1", "DENO_NO_UPDATE_CHECK": "1"},
+                start_new_session=True,  # its own process group: one kill stops every thread it has
+                limit=self.limits.line_bytes,
+            )
+        except OSError as exc:
+            raise RuntimeError(f"Deno could not be started: {exc}") from exc
         stderr_reader = asyncio.ensure_future(self._read_stderr())
         watchers: list[asyncio.Future[Any]] = []
         try:
@@ -409,9 +413,13 @@ class _Run:
             self.stderr_tail = (self.stderr_tail + chunk)[-8192:]
 
     async def _died(self) -> ProgramOutcome:
-        """The program's output ended without an outcome: its process died. Say how."""
+        """The program's output ended without an outcome: its process died (or closed its output, and is
+        given a moment to end before it is called crashed). Say how."""
         assert self.proc is not None
-        code = await self.proc.wait()
+        try:
+            code = await asyncio.wait_for(self.proc.wait(), EXIT_WAIT_S)
+        except TimeoutError:
+            return self._ending("crashed", "The program closed its output without a result.")
         stderr = self.stderr_tail.decode("utf-8", errors="replace")
         if code in (-signal.SIGXCPU, -signal.SIGKILL):  # the soft, then the hard CPU limit
             return self._ending(
@@ -423,7 +431,9 @@ class _Run:
                 f"The program ran out of memory (its heap is limited to {self.limits.heap_mb} MiB and the "
                 f"process to {self.limits.data_mb} MiB) and was stopped.",
             )
-        detail = stderr.strip().splitlines()[-1] if stderr.strip() else f"exit status {code}"
+        lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+        said = [line for line in lines if line.startswith("error:")] or lines[-1:]
+        detail = said[0] if said else f"exit status {code}"
         return self._ending("crashed", f"The program's process ended without a result ({detail}).")
 
     def _ending(self, ending: Ending, error: str | None = None, *, value: Any = None) -> ProgramOutcome:

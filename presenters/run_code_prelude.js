@@ -139,6 +139,14 @@ function describe(error) {
   return [clean(`${error.name}: ${error.message}`), ...frames].join("\n");
 }
 
+// An exception nothing catches (thrown from a timer or a microtask) ends the program as its failure.
+globalThis.addEventListener("error", (event) => {
+  event.preventDefault();
+  send({ type: "done", ok: false, error: `Uncaught ${describe(event.error ?? event.message)}` });
+  flush();
+  exit(0);
+});
+
 globalThis.addEventListener("unhandledrejection", (event) => {
   // An un-awaited call that failed is the program's business: say so, do not end the run.
   event.preventDefault();

@@ -300,3 +300,13 @@ def test_the_program_starts_on_the_module_s_first_line_with_each_tool_bound() ->
 async def test_no_deno_process_outlives_its_program(code: CodeSession) -> None:
     await asyncio.gather(*(code.run("return 1;", call_id=f"c{n}") for n in range(3)))
     assert deno_processes() == []
+
+
+async def test_an_exception_nothing_catches_fails_the_program_with_it(code: CodeSession) -> None:
+    result = await code.run(
+        'setTimeout(() => { throw new Error("from a timer"); }, 0);\n'
+        "await new Promise((r) => setTimeout(r, 5000));"
+    )
+    assert result.is_error
+    assert text(result).startswith("The program failed: Uncaught Error: from a timer\n    at ")
+    assert "program.ts:1:" in text(result)
