@@ -92,10 +92,8 @@ async def _reads(work: Path) -> list[dict[str, Any]]:
     top = [{"id": f"t{t}r{i}", "name": "read", "arguments": {"file_path": f"f{i}.txt"}} for t in range(TURNS)
            for i in range(READS)]  # fmt: skip
     turns = [[{"tool_calls": top[t * READS : (t + 1) * READS]}, {"text": "done"}] for t in range(TURNS)]
-    turns += [
-        [{"tool_calls": [{"id": f"p{t}", "name": "run_code", "arguments": {"code": PROGRAM}}]}, {"text": "done"}]
-        for t in range(TURNS)
-    ]
+    programs = [{"id": f"p{t}", "name": "run_code", "arguments": {"code": PROGRAM}} for t in range(TURNS)]
+    turns += [[{"tool_calls": [program]}, {"text": "done"}] for program in programs]
     path = work / "reads.json"
     path.write_text(json.dumps({"turns": [{"steps": steps} for steps in turns]}))
     client = await RawClient.spawn("--model", f"scripted:{path}", cwd=str(ws))
