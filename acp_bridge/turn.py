@@ -246,6 +246,16 @@ class Turn:
             return self.calls.get(execution.call_id)
         return self._nested_state(execution)
 
+    def _program_of(self, execution: ToolExecution) -> CallState | None:
+        """The open card of the call whose body reports on `execution` (a program making nested calls).
+        Its body sees the call with the signal an execute wrapper gave it, derived from the turn's."""
+        state = self.calls.get(execution.call_id)
+        if state is None or state.done or state.name != execution.name:
+            return None
+        if execution.parent is None and state.parent_id is None:
+            return state if derives_from(execution.signal, self.controller.signal) else None
+        return self._nested_state(execution)
+
     def _emit(self, state: CallState, update: Update) -> None:
         """Send one update of a call's card, remembering what the card shows (a nested card's updates name
         its program)."""
@@ -484,8 +494,8 @@ class Turn:
     def _announce_nested(self, execution: ToolExecution, progress: NestedCallProgress) -> None:
         """A program is about to dispatch a call: show the call's own card, under the program's, `pending`
         when the policy will ask about it, and list it on the program's card."""
-        program = self._state_of(execution)
-        if program is None or program.done or progress.call_id in self.calls:
+        program = self._program_of(execution)
+        if program is None or progress.call_id in self.calls:
             return
         host = self.host
         arguments = thaw(progress.arguments)
@@ -520,7 +530,7 @@ class Turn:
             state is None
             or state.done
             or state.parent_id != event.parent_call_id
-            or self._state_of(execution) is None
+            or self._program_of(execution) is None
         ):
             return False
         self._finish(state, event.to_result())

@@ -16,7 +16,8 @@ from acp_bridge.replay import replay
 from acp_bridge.session_log import CodeDispatched, decode
 from acp_bridge.sessions import SessionManager
 from presenters import build_tools
-from registry_core import CodeDispatchEvent, TextBlock, snapshot
+from registry_core import CodeDispatchEvent, TextBlock, ToolExecution, snapshot
+from registry_core.cancellation import linked
 
 PROGRAM = 'const a = await read({ file_path: "a.txt" }); return a.lines[0];'
 
@@ -146,3 +147,32 @@ def test_replay_draws_sub_calls_under_their_program_and_passes_over_the_rest() -
     texts = [b["content"]["text"] for b in final[-1]["content"]]
     assert "1 tool call:\n1. ✓ Read a.txt" in texts
     assert [m.call_id for m in host.history if isinstance(m, ToolResultMessage)] == ["p1"]
+
+
+async def test_sub_calls_get_their_cards_when_a_wrapper_gives_the_program_a_signal_of_its_own(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.txt").write_text("alpha\n")
+    script = parse_script(
+        {"turns": [{"steps": [
+            {"tool_calls": [{"id": "p1", "name": "run_code", "arguments": {"code": PROGRAM}}]},
+            {"text": "done"},
+        ]}]}
+    )  # fmt: skip
+    journal: list[tuple[str, Any]] = []
+    manager = SessionManager(Channel(journal), ScriptedBackend(script), build_tools())
+
+    async def own_signal(execution: ToolExecution, call_next: Any) -> Any:
+        signal = linked(execution.signal)
+        try:
+            return await call_next(execution.with_signal(signal))
+        finally:
+            signal.close()
+
+    manager.registry.add_execute_wrapper(own_signal, outermost=True)
+    session = manager.new_session(str(tmp_path))
+    assert await session.prompt([{"type": "text", "text": "go"}]) == "end_turn"
+    await manager.shutdown()
+    sub = [u for kind, u in journal if kind == "update" and u.get("toolCallId") == "p1:code:1"]
+    assert [u.get("status") for u in sub] == ["in_progress", "completed"]
+    assert all(u["_meta"]["parentToolCallId"] == "p1" for u in sub)
