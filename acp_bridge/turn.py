@@ -533,7 +533,7 @@ class Turn:
             or self._program_of(execution) is None
         ):
             return False
-        self._finish(state, event.to_result())
+        self._finish(state, event.to_result(), dispatch=event)
         return True
 
     def _nested_moved(self, state: CallState) -> None:
@@ -647,10 +647,13 @@ class Turn:
         if state is not None and not state.done:
             self._finish(state, ToolResult.of(result))
 
-    def _finish(self, state: CallState, durable: ToolResult) -> None:
+    def _finish(
+        self, state: CallState, durable: ToolResult, *, dispatch: CodeDispatchEvent | None = None
+    ) -> None:
         """Complete a call's card with its durable result, once, with the plan update when the result
         carries one. A terminal card stopped before its tool could describe the end keeps the output it
-        showed (`_stopped_terminal_view`); a program's card keeps the list of its nested calls."""
+        showed (`_stopped_terminal_view`); a program's card keeps the list of its nested calls. A nested
+        call's `dispatch` is the registry's durable record of it, logged as is."""
         state.done = True
         sent = False
         if state.live is not None:
@@ -659,7 +662,7 @@ class Turn:
         state.result = durable
         # Logged before the card is shown (and the model told): whatever the client saw completed, a
         # reloaded session shows completed too, even when the bridge dies right after.
-        self._record_result(state, durable)
+        self._record_result(state, durable, dispatch)
         presentable = state.presentable
         result_view: ResultViewT | None = _stopped_terminal_view(state, durable)
         if result_view is None and presentable is not None:
@@ -728,16 +731,21 @@ class Turn:
                     ToolResultMessage(call_id, state.name, content_text(result.content), result.is_error)
                 )
 
-    def _record_result(self, state: CallState, result: ToolResult) -> None:
+    def _record_result(
+        self, state: CallState, result: ToolResult, dispatch: CodeDispatchEvent | None = None
+    ) -> None:
         """Log a call's durable result: a `tool/result`, or for a nested call a `tool/code-dispatch` (the
-        registry's copy, as its observers got it, when the call settled: the same fields)."""
+        registry's record when it settled; one made of the same fields when the turn closes it)."""
         if state.parent_id is None:
             event = ToolResultEvent(
                 state.call_id, state.name, result.content, result.is_error, result.error, result.meta
             )
             self._record(CallSettled(event, state.note))
             return
-        dispatch = CodeDispatchEvent(
+        if dispatch is not None:
+            self._record(CodeDispatched(dispatch, state.note))
+            return
+        made = CodeDispatchEvent(
             state.parent_id,
             state.call_id,
             state.name,
@@ -747,7 +755,7 @@ class Turn:
             result.error,
             result.meta,
         )
-        self._record(CodeDispatched(dispatch, state.note))
+        self._record(CodeDispatched(made, state.note))
 
     def _close_unfinished(self, state: CallState, failure: ToolFailureInfo, *, record: bool = False) -> None:
         """End the card of a call that never settled, failed with `failure` (logged first if `record`)."""
