@@ -32,7 +32,7 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .settings import DEFAULT_MAX_STEPS, MODES
+from .settings import CODE_MODES, DEFAULT_CODE_MODE, DEFAULT_MAX_STEPS, MODES
 
 if TYPE_CHECKING:
     from registry_core import ToolDefinition
@@ -121,6 +121,13 @@ def add_core_arguments(parser: argparse.ArgumentParser) -> None:
         "--ask-tool", action="append", default=[], metavar="TOOL", help="always ask before TOOL"
     )
     policy.add_argument("--deny-tool", action="append", default=[], metavar="TOOL", help="never run TOOL")
+    policy.add_argument(
+        "--code-mode",
+        choices=CODE_MODES,
+        default=DEFAULT_CODE_MODE,
+        help="run_code, programs calling the other tools (each call gated and shown): 'off', 'on' (beside "
+        "the other tools) or 'only' (the model gets run_code alone). Default: on",
+    )
     policy.add_argument(
         "--allow-private-network",
         action="store_true",
@@ -306,6 +313,7 @@ def core_setup(args: argparse.Namespace) -> CoreSetup:
             compact_at=compact_at,
             vision=args.vision,
             rules_dir=str(state / "rules") if args.remember == "project" else None,
+            code_mode=getattr(args, "code_mode", DEFAULT_CODE_MODE),
         ),
         store=None if args.no_history else SessionStore(state),
     )

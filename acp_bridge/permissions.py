@@ -14,8 +14,8 @@ Three parts:
 - `PermissionGate`: the registry's pre-execute listener and its `ApprovalService`. An ask becomes one
   question to the session's client (one at a time per session, re-decided after waiting, since an "always"
   answer may have covered it); the answer maps to allowed / denied (with the reason the model sees) /
-  cancelled. An unknown option, a malformed answer or a transport failure denies. Nested calls are
-  decided and asked about like any other, but never move or note a card.
+  cancelled. An unknown option, a malformed answer or a transport failure denies. Nested calls (a Code
+  Mode program's) are decided and asked about like any other, and move and note their own cards.
 
 The order of `decide` is the security argument: deny-listed tools, unusable paths (a NUL byte: denied),
 reject rules, plan mode; then, unless the session is in `full_access`, every path a call touches (a file
@@ -73,6 +73,7 @@ DEFAULT_CLASSES: Mapping[str, ToolClass] = {
     "web_fetch": "fetch",
     "todo_write": "safe",
     "ask_user": "safe",  # it only asks the user a question: nothing to approve first
+    "run_code": "safe",  # Code Mode: the program acts only through its calls, each decided on its own
 }
 
 # How long an "always" answer lasts, as the options and denials name it: this session, unless the
@@ -536,8 +537,7 @@ class AlwaysScopes:
 
 
 class GateHost(Protocol):
-    """What the gate needs from a session (implemented by `sessions.Session`). The gate tells it only
-    about top-level calls (`execution.parent is None`): a nested call has no card of its own."""
+    """What the gate needs from a session (implemented by `sessions.Session`)."""
 
     @property
     def permissions(self) -> SessionPermissions: ...
@@ -546,8 +546,9 @@ class GateHost(Protocol):
     def approval_lock(self) -> asyncio.Lock: ...
 
     def decide(self, execution: ToolExecution) -> Decision:
-        """The policy's decision for the call: `permissions.decide`, or the same decision already made
-        for its card when nothing it depends on changed since (`SessionPermissions.version`)."""
+        """The policy's decision for the call (top-level or nested): `permissions.decide`, or the same
+        decision already made for its card when nothing it depends on changed since
+        (`SessionPermissions.version`)."""
         ...
 
     def on_decision(self, execution: ToolExecution, decision: Decision) -> None:
@@ -567,8 +568,9 @@ class GateHost(Protocol):
 class PermissionGate:
     """Registered on the session manager's registry: `listener` first in the pre-execute waterfall, and
     `self` as its approval service. Nested calls (a tool calling tools) are decided like any other, so a
-    composite tool cannot launder a call past the policy, but they never touch a card (the host is told
-    only about top-level calls); a call of no known session passes through."""
+    composite tool cannot launder a call past the policy; the host is told each decision, for the call's
+    card (a nested call has one when its program's host shows it); a call of no known session passes
+    through."""
 
     def __init__(self, lookup: Callable[[str], GateHost | None]) -> None:
         self._lookup = lookup
@@ -580,14 +582,11 @@ class PermissionGate:
 
     @staticmethod
     def _decide(host: GateHost, execution: ToolExecution) -> Decision:
-        if execution.parent is None:
-            return host.decide(execution)
-        return host.permissions.decide(execution.name, execution.arguments)
+        return host.decide(execution)
 
     @staticmethod
     def _on_decision(host: GateHost, execution: ToolExecution, decision: Decision) -> None:
-        if execution.parent is None:
-            host.on_decision(execution, decision)
+        host.on_decision(execution, decision)
 
     async def listener(
         self, execution: ToolExecution, next_: Callable[[], Awaitable[PreToolDecision]]

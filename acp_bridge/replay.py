@@ -5,7 +5,9 @@ session looks as it did (tests compare the folded cards of both).
 Each stored event (`session_log`) has one handler here. The permission state, the model choice and the
 usage the log ends with are handed back to the session, which restores them after the conversation. A
 compaction rewrites the rebuilt history as it did live (`compaction.apply`), so the model gets the
-compacted context, and is shown where it happened.
+compacted context, and is shown where it happened. A program's nested calls (Code Mode
+sub-calls, `CodeDispatched`) get their own cards under the program's, and the program's card lists them,
+as live; they are no part of the model's history.
 
 Must not: run tools or the model again (not even a tool's `preview_call`: a stored card is the pure one),
 or trust the log blindly (an unreadable event is skipped, a call that never settled is closed as
@@ -15,11 +17,11 @@ unfinished).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, assert_never
 
-from registry_core import CANCELLED, TextBlock, ToolFailureInfo, ToolResult, ToolScope, content_text
+from registry_core import CANCELLED, TextBlock, ToolFailureInfo, ToolResult, ToolScope, content_text, thaw
 from registry_core.presentation import CallViewT
 
 from . import compaction, mapping
@@ -32,6 +34,7 @@ from .session_log import (
     AssistantStep,
     CallCommitted,
     CallSettled,
+    CodeDispatched,
     Compacted,
     ConfigChanged,
     DeferredContext,
@@ -119,6 +122,9 @@ class _Asked:
     arguments: Any
     view: CallViewT | None
     presentable: Presentable | None
+    # A program's nested calls as its card lists them (their titles and statuses), and their locations.
+    nested: list[mapping.NestedLine] = field(default_factory=list)
+    nested_locations: list[list[mapping.Location]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -164,6 +170,8 @@ class _Player:
                 self.step.commits[event.call_id] = event
             case CallSettled():
                 self.call_settled(event)
+            case CodeDispatched():
+                self.code_dispatched(event)
             case DeferredContext():
                 self.step.contexts.append(UserMessage(event.text))
             case PermissionsChanged():
@@ -230,14 +238,53 @@ class _Player:
         )  # fmt: skip
         presentable = asked.presentable
         result_view = presentable.result_view(result) if presentable is not None else None
-        for update in mapping.tool_call_completed(
+        updates = mapping.tool_call_completed(
             host.wire, record.call_id, asked.name, asked.arguments, asked.view, result, result_view,
             note=event.note,
-        ):  # fmt: skip
+        )  # fmt: skip
+        for update in _with_nested(host, record.call_id, asked, updates):
             host.send(update)
         plan = mapping.plan_from_result(result)
         if plan is not None:
             host.send(plan)
+
+    def code_dispatched(self, event: CodeDispatched) -> None:
+        """A nested call of a replayed program: its card, started and completed as live (under the
+        program's card, with the note it showed), and its line on the program's card. One whose program
+        no readable step asked for is passed over: it has no card to go under."""
+        host, record = self.host, event.dispatch
+        program = self.asked.get(record.parent_call_id)
+        if program is None:
+            log.warning("session %s: sub-call %s of an unknown program skipped", host.id, record.call_id)
+            return
+        arguments = thaw(record.arguments)
+        presentable = Presentable.of(host.scope, record.name, arguments)
+        view = presentable.call_view() if presentable is not None else None
+        result = record.to_result()
+        result_view = presentable.result_view(result) if presentable is not None else None
+        started = mapping.tool_call_started(
+            host.wire, record.call_id, record.name, arguments, view, "in_progress"
+        )
+        completed = mapping.tool_call_completed(
+            host.wire, record.call_id, record.name, arguments, view, result, result_view, note=event.note
+        )
+        title = ""
+        locations: list[mapping.Location] = []
+        card_updates: list[mapping.ToolCallStart | mapping.ToolCallProgress] = [started, *completed]
+        for update in card_updates:
+            host.send(mapping.with_parent(update, record.parent_call_id))
+            title = update.get("title") or title
+            locations = update.get("locations") or locations
+        program.nested.append(
+            mapping.NestedLine(title or record.name, "failed" if result.is_error else "completed")
+        )
+        program.nested_locations.append(locations)
+        host.send(
+            mapping.program_calls_update(
+                host.wire, record.parent_call_id, program.name, program.arguments, program.view,
+                program.nested, mapping.merged_locations(*program.nested_locations),
+            )
+        )  # fmt: skip
 
     def end_step(self) -> None:
         """Answer the step's calls in the order they were asked: with their logged results, or, for a call
@@ -265,9 +312,10 @@ def _committed(host: ReplayHost, call_id: str, asked: _Asked, commit: CallCommit
     result = ToolResult((TextBlock(text),), False, None, commit.meta)
     presentable = asked.presentable
     result_view = presentable.result_view(result) if presentable is not None else None
-    for update in mapping.tool_call_completed(
+    updates = mapping.tool_call_completed(
         host.wire, call_id, asked.name, asked.arguments, asked.view, result, result_view, note=COMMITTED_NOTE
-    ):
+    )
+    for update in _with_nested(host, call_id, asked, updates):
         host.send(update)
     return ToolResultMessage(call_id, asked.name, text, False)
 
@@ -277,9 +325,10 @@ def _unfinished(host: ReplayHost, call_id: str, asked: _Asked) -> ToolResultMess
     result = ToolResult(
         (TextBlock(UNFINISHED_MESSAGE),), True, ToolFailureInfo(UNFINISHED_MESSAGE, CANCELLED)
     )
-    for update in mapping.tool_call_completed(
+    updates = mapping.tool_call_completed(
         host.wire, call_id, asked.name, asked.arguments, asked.view, result, None
-    ):
+    )
+    for update in _with_nested(host, call_id, asked, updates):
         host.send(update)
     return ToolResultMessage(call_id, asked.name, UNFINISHED_MESSAGE, True)
 
@@ -291,3 +340,21 @@ def _merged(known: SessionInfoChanged, event: SessionInfoChanged) -> SessionInfo
         event.title_source if event.title is not None else known.title_source,
         event.roots if event.roots is not None else known.roots,
     )
+
+
+def _with_nested(host: ReplayHost, call_id: str, asked: _Asked, final: Sequence[Update]) -> list[Update]:
+    """A program card's final updates, the last one listing its nested calls as the live card did."""
+    updates = list(final)
+    if not asked.nested or not updates:
+        return updates
+    started = mapping.tool_call_started(
+        host.wire, call_id, asked.name, asked.arguments, asked.view, "in_progress"
+    )
+    updates[-1] = mapping.with_nested_calls(
+        updates[-1],
+        asked.nested,
+        mapping.merged_locations(*asked.nested_locations),
+        host.wire,
+        card_content=started.get("content") or (),
+    )
+    return updates

@@ -1,9 +1,9 @@
 """The session log's records: what a session writes to its log, and what `session/load` reads back.
 
 A log is a header (`SessionHeader`) then one event per durable step of the conversation, in order:
-`UserPrompt`, `AssistantStep`, `CallCommitted`, `CallSettled`, `DeferredContext`, `PermissionsChanged`,
-`ConfigChanged` (model and effort), `UsageReported` (a response's usage and the cost so far) and
-`Compacted` (the older conversation replaced by a summary, where it happened), and
+`UserPrompt`, `AssistantStep`, `CallCommitted`, `CallSettled`, `CodeDispatched`, `DeferredContext`,
+`PermissionsChanged`, `ConfigChanged` (model and effort), `UsageReported` (a response's usage and the cost
+so far), `Compacted` (the older conversation replaced by a summary, where it happened), and
 `SessionInfoChanged`.
 Each record writes itself as the JSON object `store.py` appends as one line (`to_json`), and `decode`
 reads one back. The format is the one logs have always had on disk; a record never renames a key.
@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from registry_core import JsonValue, ToolResultEvent, snapshot, thaw
+from registry_core import CodeDispatchEvent, JsonValue, ToolResultEvent, snapshot, thaw
 
 from .models import ImageData, ToolCallRequest
 
@@ -151,6 +151,29 @@ class CallSettled:
     def from_json(raw: Mapping[str, Any]) -> CallSettled:
         note = raw.get("note")
         return CallSettled(ToolResultEvent.from_json(raw), note if isinstance(note, str) else None)
+
+
+@dataclass(frozen=True, slots=True)
+class CodeDispatched:
+    """A settled Code Mode sub-call (the registry's `tool/code-dispatch` record: its arguments and the
+    durable copy of its result, under its program's call id) and the note its card showed. Logged before
+    its card completes; the program's own result comes later, as a `CallSettled`."""
+
+    KIND: ClassVar[str] = "tool/code-dispatch"
+
+    dispatch: CodeDispatchEvent
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out = self.dispatch.to_json()
+        if self.note is not None:
+            out["note"] = self.note
+        return out
+
+    @staticmethod
+    def from_json(raw: Mapping[str, Any]) -> CodeDispatched:
+        note = raw.get("note")
+        return CodeDispatched(CodeDispatchEvent.from_json(raw), note if isinstance(note, str) else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,6 +349,7 @@ LogEvent = (
     | AssistantStep
     | CallCommitted
     | CallSettled
+    | CodeDispatched
     | DeferredContext
     | PermissionsChanged
     | ConfigChanged
@@ -341,6 +365,7 @@ _READERS: dict[str, Callable[[Mapping[str, Any]], LogEvent]] = {
         AssistantStep,
         CallCommitted,
         CallSettled,
+        CodeDispatched,
         DeferredContext,
         PermissionsChanged,
         ConfigChanged,

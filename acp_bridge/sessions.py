@@ -40,9 +40,11 @@ import anyio
 from presenters.ask_user import QUESTIONS_SERVICE
 from presenters.changes import COMMITS_SERVICE
 from presenters.fs_access import remove_stale_temps_soon
+from presenters.run_code import run_code_tool
 from registry_core import (
     Agent,
     CancelSignal,
+    CodeDispatchEvent,
     ToolDefinition,
     ToolExecution,
     ToolExecutionResult,
@@ -77,7 +79,15 @@ from .questions import SessionQuestions
 from .replay import replay
 from .rules_store import ProjectPermissions, ProjectRules
 from .session_index import clean_title, title_from_prompt
-from .session_log import CallCommitted, LogEvent, PermissionsChanged, SessionHeader, SessionInfoChanged
+from .session_log import (
+    CallCommitted,
+    CodeDispatched,
+    LogEvent,
+    PermissionsChanged,
+    SessionHeader,
+    SessionInfoChanged,
+)
+from .settings import DEFAULT_CODE_MODE, CodeMode
 from .settings import DEFAULT_MAX_STEPS as DEFAULT_MAX_STEPS
 from .store import iso_time
 from .system_prompt import system_prompt
@@ -134,6 +144,9 @@ class CoreConfig:
     vision: bool | None = None
     # Where "always" answers are kept per project (`--remember project`); None: they last a session.
     rules_dir: str | None = None
+    # Code Mode: "off" (no `run_code`), "on" (`run_code` beside the other tools), "only" (the model gets
+    # `run_code` alone; every other tool is reached through a program, and a direct call is refused).
+    code_mode: CodeMode = DEFAULT_CODE_MODE
 
 
 class Recorder(Protocol):
@@ -214,6 +227,12 @@ class Session:
     @property
     def approval_lock(self) -> asyncio.Lock:
         return self._approval_lock
+
+    def model_schemas(self) -> list[dict[str, Any]]:
+        schemas = self.scope.schemas()
+        if self.manager.config.code_mode != "only":
+            return schemas
+        return [schema for schema in schemas if self.manager.registry.is_transport(schema["name"])]
 
     def decide(self, execution: ToolExecution) -> Decision:
         if self.turn is not None:
@@ -478,6 +497,15 @@ class Session:
         if turn is not None and execution.parent is None:
             turn.on_result(execution, result)
 
+    def on_code_dispatch(self, execution: ToolExecution, event: CodeDispatchEvent) -> None:
+        """A program's nested call settled (`execution` is the program's call): its turn logs it and
+        completes its card; without a turn (a program run outside one) it is only logged."""
+        turn = self.turn
+        if turn is None:
+            self.record(CodeDispatched(event))
+        elif not turn.on_code_dispatch(execution, event):
+            log.debug("session %s: code dispatch %s of no open card", self.id, event.call_id)
+
     def set_mode(self, mode_id: str) -> None:
         if mode_id not in MODES:
             raise InvalidParams(f"unknown mode {quoted(mode_id)}; available: {', '.join(MODES)}")
@@ -662,8 +690,13 @@ class SessionManager:
         self.registry = ToolRegistry(approval=self.gate)
         self.registry.on_pre_execute(self.gate.listener, first=True)
         self.registry.on_result(self._observe)
+        self.registry.on_code_dispatch(self._observe_code_dispatch)
         for tool in tools:
             self.registry.register(tool)
+        if self.config.code_mode != "off":
+            self.registry.register(run_code_tool(), transport=True)
+        if self.config.code_mode == "only":
+            self.registry.add_guard(self._through_code_only)
 
     def resources_of(self, session_id: str) -> SessionResources:
         """The session's processes and scratch directory (released by `close` and `shutdown`)."""
@@ -676,6 +709,26 @@ class SessionManager:
         session = self.sessions.get(execution.agent.id) if execution.agent is not None else None
         if session is not None:
             session.on_result(execution, result)
+
+    def _observe_code_dispatch(self, execution: ToolExecution, event: CodeDispatchEvent) -> None:
+        session = self.sessions.get(execution.agent.id) if execution.agent is not None else None
+        if session is not None:
+            session.on_code_dispatch(execution, event)
+
+    def _through_code_only(self, execution: ToolExecution) -> str | None:
+        """With `code_mode == "only"`, a session's top-level call of anything but the transport is refused."""
+        if (
+            execution.parent is not None
+            or execution.agent is None
+            or self.registry.is_transport(execution.name)
+        ):
+            return None
+        if execution.agent.id not in self.sessions:
+            return None
+        return (
+            f"`{execution.name}` is reachable only from a program in this session: call `run_code` with a "
+            f"program that calls {execution.name}(...)."
+        )
 
     def _start_mcp(self, session: Session, servers: object) -> None:
         """Start the session's MCP servers in the background: the ones its client passed, then the

@@ -17,6 +17,7 @@ once detached.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
 import logging
@@ -34,6 +35,8 @@ from registry_core import (
     CancelController,
     CancelReason,
     CancelSignal,
+    CodeDispatchEvent,
+    NestedCallProgress,
     StatusProgress,
     TerminalCallView,
     TerminalOutputProgress,
@@ -49,7 +52,10 @@ from registry_core import (
     ToolScope,
     content_text,
     run_step,
+    snapshot,
+    thaw,
 )
+from registry_core.cancellation import derives_from
 from registry_core.presentation import CallViewT, ResultViewT
 from registry_core.registry import ExecutionMode
 
@@ -78,7 +84,7 @@ from .models import (
 from .models.images import result_images, without_images
 from .permissions import Decision, SessionPermissions
 from .presentable import Presentable
-from .session_log import AssistantStep, CallSettled, DeferredContext, LogEvent, UserPrompt
+from .session_log import AssistantStep, CallSettled, CodeDispatched, DeferredContext, LogEvent, UserPrompt
 
 if TYPE_CHECKING:
     from .mcp.servers import SessionServers
@@ -93,6 +99,10 @@ USER_CANCEL = CancelReason(CANCELLED, "Cancelled by the user.")
 # on without it. Shorter than the session's `CANCEL_GRACE`, so a stream that will not close still lets
 # the turn stop by itself rather than be abandoned.
 STREAM_CLOSE_DEADLINE_S = 0.5
+
+# How long a program's card waits to list its nested calls again after one of them moved: a program making
+# hundreds of calls redraws its card a few times a second, not twice per call.
+NESTED_REDRAW_S = 0.05
 
 # A final step's finish reason (OpenAI's names) that is not a normal end of the turn.
 _FINISH_STOPS: dict[str, StopReason] = {"length": "max_tokens", "content_filter": "refusal"}
@@ -126,6 +136,10 @@ class TurnHost(Protocol):
     @property
     def mcp(self) -> SessionServers | None:
         """The session's MCP servers, or None when it has none."""
+        ...
+
+    def model_schemas(self) -> list[dict[str, Any]]:
+        """The tool schemas the model is given (the scope's, or only the Code Mode transport's)."""
         ...
 
     def record(self, event: LogEvent) -> None:
@@ -169,6 +183,15 @@ class CallState:
     shared_id: bool = False
     # The durable result the card was completed with (what the log records and the model is told).
     result: ToolResult | None = None
+    # A nested call (a Code Mode sub-call): the id of the call whose program made it. Its card carries
+    # `_meta.parentToolCallId`; its result is logged as a `CodeDispatched`, never told to the model.
+    parent_id: str | None = None
+    # A program's card: its nested calls, in the order they were made, and its pending redraw.
+    nested: list[str] = field(default_factory=list)
+    redraw: asyncio.TimerHandle | None = None
+    # What the card shows now (its latest title and locations on the wire): its program's card lists it so.
+    shown_title: str = ""
+    shown_locations: list[mapping.Location] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -240,6 +263,44 @@ class Turn:
         abandoned turn's call may settle while the next turn runs; nor a nested call)."""
         return execution.signal is self.controller.signal and execution.parent is None
 
+    def _nested_state(self, execution: ToolExecution) -> CallState | None:
+        """The open card of `execution` when it is a nested call of one of this turn's programs."""
+        if execution.parent is None:
+            return None
+        state = self.calls.get(execution.call_id)
+        if state is None or state.parent_id is None or state.done or state.name != execution.name:
+            return None
+        return state if derives_from(execution.signal, self.controller.signal) else None
+
+    def _state_of(self, execution: ToolExecution) -> CallState | None:
+        """The card of one of this turn's calls, top-level or nested."""
+        if self._mine(execution):
+            return self.calls.get(execution.call_id)
+        return self._nested_state(execution)
+
+    def _program_of(self, execution: ToolExecution) -> CallState | None:
+        """The open card of the call whose body reports on `execution` (a program making nested calls).
+        Its body sees the call with the signal an execute wrapper gave it, derived from the turn's."""
+        state = self.calls.get(execution.call_id)
+        if state is None or state.done or state.name != execution.name:
+            return None
+        if execution.parent is None and state.parent_id is None:
+            return state if derives_from(execution.signal, self.controller.signal) else None
+        return self._nested_state(execution)
+
+    def _emit(self, state: CallState, update: Update) -> None:
+        """Send one update of a call's card, remembering what the card shows (a nested card's updates name
+        its program)."""
+        if state.parent_id is not None:
+            update = mapping.with_parent(update, state.parent_id)
+        title = update.get("title")
+        if isinstance(title, str):
+            state.shown_title = title
+        locations = update.get("locations")
+        if isinstance(locations, list):
+            state.shown_locations = locations
+        self._send(update)
+
     # --- the loop ---------------------------------------------------------------------------------
 
     async def run(self, user_text: str, images: tuple[ImageData, ...] = ()) -> StopReason:
@@ -310,7 +371,7 @@ class Turn:
             self._settle_leftovers()
 
     def _tools(self) -> list[ToolSpec]:
-        return [ToolSpec(s["name"], s["description"], s["parameters"]) for s in self.host.scope.schemas()]
+        return [ToolSpec(s["name"], s["description"], s["parameters"]) for s in self.host.model_schemas()]
 
     async def run_compaction(self, focus: str | None) -> StopReason:
         """`/compact [focus]`: compact the session's history now, as the prompt's whole work (no model
@@ -472,17 +533,24 @@ class Turn:
             )
         self.calls[call.id] = state
         if early is None:
-            self._send(mapping.tool_call_started(wire, call.id, call.name, call.arguments, view, status))
+            self._emit(
+                state, mapping.tool_call_started(wire, call.id, call.name, call.arguments, view, status)
+            )
         else:
-            self._send(mapping.tool_call_refined(wire, call.id, call.name, call.arguments, view, status))
+            self._emit(
+                state, mapping.tool_call_refined(wire, call.id, call.name, call.arguments, view, status)
+            )
         return presentable.execution_mode() if presentable is not None else "exclusive"
 
     def _send_live(self, call_id: str, delta: str, tail: str) -> None:
         state = self.calls.get(call_id)
         if state is not None:
-            self._send(mapping.terminal_output(state.wire, call_id, delta, tail, call_view=state.view))
+            self._emit(state, mapping.terminal_output(state.wire, call_id, delta, tail, call_view=state.view))
 
     def _on_progress(self, execution: ToolExecution, progress: ToolProgress) -> None:
+        if isinstance(progress, NestedCallProgress):
+            self._announce_nested(execution, progress)
+            return
         state = self.calls.get(execution.call_id)
         if state is None or state.done:
             return
@@ -492,11 +560,96 @@ class Turn:
         elif isinstance(progress, StatusProgress) and not isinstance(state.view, TerminalCallView):
             self._send(mapping.tool_call_progress(state.wire, execution.call_id, state.view, progress))
 
+    # --- nested calls (Code Mode sub-calls) --------------------------------------------------------
+
+    def _announce_nested(self, execution: ToolExecution, progress: NestedCallProgress) -> None:
+        """A program is about to dispatch a call: show the call's own card, under the program's, `pending`
+        when the policy will ask about it, and list it on the program's card."""
+        program = self._program_of(execution)
+        if program is None or progress.call_id in self.calls:
+            return
+        host = self.host
+        arguments = thaw(progress.arguments)
+        presentable = Presentable.of(host.scope, progress.name, arguments)
+        view = presentable.call_view() if presentable is not None else None
+        permissions = host.permissions
+        decision = permissions.decide(progress.name, arguments)
+        status: ToolStatus = "pending" if decision.kind == "ask" else "in_progress"
+        call_id = progress.call_id
+        state = CallState(
+            call_id, progress.name, arguments, view, status, host.wire, presentable, parent_id=program.call_id
+        )
+        # Kept for the permission gate, which asks the turn when the call is dispatched (`decide`).
+        state.decision, state.decided_at = decision, permissions.version
+        if isinstance(view, TerminalCallView):
+            state.live = LiveOutput(
+                functools.partial(self._send_live, call_id),
+                deltas=state.wire.terminal_meta,
+                backlog=host.channel.backlog,
+            )
+        self.calls[call_id] = state
+        program.nested.append(call_id)
+        self._emit(state, mapping.tool_call_started(state.wire, call_id, state.name, arguments, view, status))
+        self._nested_moved(state)
+
+    def on_code_dispatch(self, execution: ToolExecution, event: CodeDispatchEvent) -> bool:
+        """A nested call of one of this turn's programs settled and was logged by the registry: log it with
+        its card's note, complete its card from that durable copy (so a replay draws the same card), and
+        list its outcome on its program's card. False when the call is none of this turn's."""
+        state = self.calls.get(event.call_id)
+        if (
+            state is None
+            or state.done
+            or state.parent_id != event.parent_call_id
+            or self._program_of(execution) is None
+        ):
+            return False
+        self._finish(state, event.to_result(), dispatch=event)
+        return True
+
+    def _nested_moved(self, state: CallState) -> None:
+        """A nested call's card moved: redraw its program's list of calls soon (once for a burst)."""
+        program = self.calls.get(state.parent_id) if state.parent_id is not None else None
+        if program is None or program.done or program.redraw is not None:
+            return
+        program.redraw = asyncio.get_running_loop().call_later(NESTED_REDRAW_S, self._redraw_program, program)
+
+    def _redraw_program(self, program: CallState) -> None:
+        program.redraw = None
+        if program.done:
+            return
+        self._emit(
+            program,
+            mapping.program_calls_update(
+                program.wire,
+                program.call_id,
+                program.name,
+                program.arguments,
+                program.view,
+                self._nested_lines(program),
+                self._nested_locations(program),
+            ),
+        )
+
+    def _nested_lines(self, program: CallState) -> list[mapping.NestedLine]:
+        lines = []
+        for call_id in program.nested:
+            state = self.calls[call_id]
+            status: ToolStatus = state.status
+            if state.result is not None:
+                status = "failed" if state.result.is_error else "completed"
+            lines.append(mapping.NestedLine(state.shown_title or state.name, status))
+        return lines
+
+    def _nested_locations(self, program: CallState) -> list[mapping.Location]:
+        return mapping.merged_locations(*(self.calls[call_id].shown_locations for call_id in program.nested))
+
     def decide(self, execution: ToolExecution, permissions: SessionPermissions) -> Decision:
-        """The policy's decision for a call: for one of this turn's cards, the one made when it was
-        announced (or last decided) while `permissions.version` says nothing it depends on changed since;
-        otherwise `permissions.decide`, kept for the next question about the same call."""
-        state = self.calls.get(execution.call_id) if self._mine(execution) else None
+        """The policy's decision for a call: for one of this turn's cards (a nested call's included), the
+        one made when it was announced (or last decided) while `permissions.version` says nothing it
+        depends on changed since; otherwise `permissions.decide`, kept for the next question about the
+        same call."""
+        state = self._state_of(execution)
         if state is None or state.done or state.shared_id or state.name != execution.name:
             return permissions.decide(execution.name, execution.arguments)
         if state.decision is None or state.decided_at != permissions.version:
@@ -505,11 +658,10 @@ class Turn:
         return state.decision
 
     def on_decision(self, execution: ToolExecution, decision: Decision) -> None:
-        """The policy decided (or the user answered) for a call: keep its note, move its card."""
-        if not self._mine(execution):
-            return
+        """The policy decided (or the user answered) for a call, top-level or nested: keep its note, move
+        its card."""
+        state = self._state_of(execution)
         call_id = execution.call_id
-        state = self.calls.get(call_id)
         if state is None or state.done:
             return
         if decision.note is not None:
@@ -521,15 +673,17 @@ class Turn:
             target = "pending"
         if target is not None:
             state.status = target
-            self._send(mapping.tool_call_status(state.wire, call_id, target))
+            self._emit(state, mapping.tool_call_status(state.wire, call_id, target))
+            self._nested_moved(state)
 
     async def permission_tool_call(self, execution: ToolExecution, reason: str | None) -> ToolCallUpdate:
-        """The `toolCall` of a permission question: this call's card, or (another turn's or a nested call)
-        a card of its own arguments. The preview step comes first: a tool with a `preview_call` computes
-        its card against the world as it is now (a file change's real hunks), and the pending card is
-        redrawn with it (`tool_call_previewed`), so the card and the question show what will happen."""
+        """The `toolCall` of a permission question: this call's card (a nested call's names the program
+        it comes from), or (another turn's call) a card of its own arguments. The preview step comes
+        first: a tool with a `preview_call` computes its card against the world as it is now (a file
+        change's real hunks), and the pending card is redrawn with it (`tool_call_previewed`), so the card
+        and the question show what will happen."""
         call_id = execution.call_id
-        state = self.calls.get(call_id) if self._mine(execution) else None
+        state = self._state_of(execution)
         if state is None:
             presentable = Presentable.of(self.host.scope, execution.name, execution.arguments)
             preview = await presentable.preview_view(execution) if presentable is not None else None
@@ -540,12 +694,18 @@ class Turn:
             preview = await state.presentable.preview_view(execution)
             if preview is not None and preview != state.view and not state.done:
                 state.view = preview
-                self._send(
-                    mapping.tool_call_previewed(state.wire, call_id, state.name, state.arguments, preview)
+                self._emit(
+                    state,
+                    mapping.tool_call_previewed(state.wire, call_id, state.name, state.arguments, preview),
                 )
-        return mapping.permission_tool_call(
+        tool_call = mapping.permission_tool_call(
             state.wire, call_id, state.name, state.arguments, state.view, reason
         )
+        if state.parent_id is not None:
+            program = self.calls.get(state.parent_id)
+            shown = program.shown_title if program is not None and program.shown_title else state.parent_id
+            tool_call = mapping.nested_permission_call(tool_call, state.parent_id, shown)
+        return tool_call
 
     def on_result(self, execution: ToolExecution, result: ToolExecutionResult) -> None:
         """Result observer: complete the card as soon as one of this turn's calls settles."""
@@ -554,30 +714,34 @@ class Turn:
         self._complete(execution.call_id, execution.name, execution.arguments, result)
 
     def _complete(self, call_id: str, name: str, arguments: Any, result: ToolExecutionResult) -> None:
-        """Complete a call's card with its result, once, with the plan update when the result carries
-        one. A terminal card stopped before its tool could describe the end keeps the output it showed
-        (`_stopped_terminal_view`)."""
         state = self.calls.get(call_id)
-        if state is None or state.done:
-            return
+        if state is not None and not state.done:
+            self._finish(state, ToolResult.of(result))
+
+    def _finish(
+        self, state: CallState, durable: ToolResult, *, dispatch: CodeDispatchEvent | None = None
+    ) -> None:
+        """Complete a call's card with its durable result, once, with the plan update when the result
+        carries one. A terminal card stopped before its tool could describe the end keeps the output it
+        showed (`_stopped_terminal_view`); a program's card keeps the list of its nested calls. A nested
+        call's `dispatch` is the registry's durable record of it, logged as is."""
         state.done = True
         sent = False
         if state.live is not None:
             state.live.close()
             sent = state.live.sent
-        durable = ToolResult.of(result)
         state.result = durable
         # Logged before the card is shown (and the model told): whatever the client saw completed, a
         # reloaded session shows completed too, even when the bridge dies right after.
-        self._record_result(call_id, name, durable, state.note)
+        self._record_result(state, durable, dispatch)
         presentable = state.presentable
         result_view: ResultViewT | None = _stopped_terminal_view(state, durable)
         if result_view is None and presentable is not None:
             result_view = presentable.result_view(durable)
         updates = mapping.tool_call_completed(
             state.wire,
-            call_id,
-            name,
+            state.call_id,
+            state.name,
             state.arguments,
             state.view,
             durable,
@@ -585,11 +749,33 @@ class Turn:
             terminal_output_sent=sent,
             note=state.note,
         )
-        for update in updates:
-            self._send(update)
+        self._send_final(state, updates)
         plan = mapping.plan_from_result(durable)
         if plan is not None:
             self._send(plan)
+
+    def _send_final(self, state: CallState, updates: Sequence[Update]) -> None:
+        updates = list(updates)
+        """Send a card's final updates: a program's last one lists its nested calls (their final state:
+        they all settled before it did); a nested card's completion is listed on its program's card."""
+        if state.nested and updates:
+            if state.redraw is not None:
+                state.redraw.cancel()
+                state.redraw = None
+            started = mapping.tool_call_started(
+                state.wire, state.call_id, state.name, state.arguments, state.view, "in_progress"
+            )
+            updates[-1] = mapping.with_nested_calls(
+                updates[-1],
+                self._nested_lines(state),
+                self._nested_locations(state),
+                state.wire,
+                card_content=started.get("content") or (),
+            )
+        for update in updates:
+            self._emit(state, update)
+        if state.parent_id is not None:
+            self._nested_moved(state)
 
     def _settle_leftovers(self) -> None:
         """A turn that ends abruptly (hard cancel, model error mid-batch or mid-stream) still ends every
@@ -602,21 +788,46 @@ class Turn:
             self._close_unfinished(state, stopped if self.cancelled else _UNFINISHED)
         self.streaming.clear()
         answered = {m.call_id for m in self.history if isinstance(m, ToolResultMessage)}
-        for call_id, state in self.calls.items():
+        # Nested calls first: a program's card lists them as they ended.
+        ordered = sorted(self.calls.values(), key=lambda state: state.parent_id is None)
+        for state in ordered:
             if not state.done:
                 # Logged like any result, so a reloaded session shows what this card showed.
                 self._close_unfinished(state, stopped, record=not self.detached)
+        for call_id, state in self.calls.items():
             result = state.result
-            if call_id not in answered and result is not None:
+            if state.parent_id is None and call_id not in answered and result is not None:
                 # The model is told what the card showed and the log keeps: the result the call settled
                 # with (the observer saw it), else why it was stopped.
                 self.history.append(
                     ToolResultMessage(call_id, state.name, content_text(result.content), result.is_error)
                 )
 
-    def _record_result(self, call_id: str, name: str, result: ToolResult, note: str | None) -> None:
-        event = ToolResultEvent(call_id, name, result.content, result.is_error, result.error, result.meta)
-        self._record(CallSettled(event, note))
+    def _record_result(
+        self, state: CallState, result: ToolResult, dispatch: CodeDispatchEvent | None = None
+    ) -> None:
+        """Log a call's durable result: a `tool/result`, or for a nested call a `tool/code-dispatch` (the
+        registry's record when it settled; one made of the same fields when the turn closes it)."""
+        if state.parent_id is None:
+            event = ToolResultEvent(
+                state.call_id, state.name, result.content, result.is_error, result.error, result.meta
+            )
+            self._record(CallSettled(event, state.note))
+            return
+        if dispatch is not None:
+            self._record(CodeDispatched(dispatch, state.note))
+            return
+        made = CodeDispatchEvent(
+            state.parent_id,
+            state.call_id,
+            state.name,
+            snapshot(state.arguments),
+            result.content,
+            result.is_error,
+            result.error,
+            result.meta,
+        )
+        self._record(CodeDispatched(made, state.note))
 
     def _close_unfinished(self, state: CallState, failure: ToolFailureInfo, *, record: bool = False) -> None:
         """End the card of a call that never settled, failed with `failure` (logged first if `record`)."""
@@ -626,8 +837,8 @@ class Turn:
         result = ToolResult((TextBlock(failure.message),), True, failure)
         state.result = result
         if record:
-            self._record_result(state.call_id, state.name, result, state.note)
-        for update in mapping.tool_call_completed(
+            self._record_result(state, result)
+        updates = mapping.tool_call_completed(
             state.wire,
             state.call_id,
             state.name,
@@ -637,8 +848,8 @@ class Turn:
             _stopped_terminal_view(state, result),
             terminal_output_sent=state.live.sent if state.live is not None else False,
             note=state.note,
-        ):
-            self._send(update)
+        )
+        self._send_final(state, updates)
 
 
 _UNFINISHED = ToolFailureInfo("The model's response ended before this call was complete; it did not run.")

@@ -20,6 +20,7 @@ MODULES = {
     "permissions": "benchmarks.permissions_bench",
     "mcp": "benchmarks.mcp_bench",
     "controls": "benchmarks.model_controls_bench",
+    "code_mode": "benchmarks.code_mode_bench",
 }
 
 

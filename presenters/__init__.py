@@ -18,6 +18,9 @@ pre-execute listener that asks before a write or edit outside the session's root
 * Before a permission question the host awaits the tool's `preview_call`: the same hunks as the result
 card, against the file as it is (`read` only pins the file the question is about; see `fs_access`).
 
+`run_code` (run_code.py: Code Mode, a TypeScript program calling the other tools from a Deno sandbox) is
+not in the table: a host registers it as its registry's transport (`register(..., transport=True)`).
+
 Every body takes the session from `ctx.agent` (cwd, roots, `services["fs"]`, see `fs_access`); without an
 agent it runs in the process cwd. Invariant: presenters import `registry_core` only (no ACP, no bridge).
 """

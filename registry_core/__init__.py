@@ -26,9 +26,12 @@ from .errors import (
     ToolOutputError,
     Violation,
 )
-from .events import ToolCallEvent, ToolResultEvent
+from .events import CodeDispatchEvent, ToolCallEvent, ToolResultEvent
 from .execution import (
     Agent,
+    CodeDispatchLog,
+    NestedDispatch,
+    NestedTool,
     ToolExecution,
     ToolExecutionInput,
     ToolExecutionResult,
@@ -65,6 +68,7 @@ from .presentation import (
     FileLocation,
     GenericCallView,
     GenericResultView,
+    NestedCallProgress,
     ReadFileLine,
     ReadResultView,
     ResultContent,
@@ -112,6 +116,8 @@ __all__ = [
     "CancelController",
     "CancelReason",
     "CancelSignal",
+    "CodeDispatchEvent",
+    "CodeDispatchLog",
     "ContentBlock",
     "ContentImage",
     "ContentResource",
@@ -130,6 +136,9 @@ __all__ = [
     "ImageBlock",
     "JsonSchemaError",
     "JsonValue",
+    "NestedCallProgress",
+    "NestedDispatch",
+    "NestedTool",
     "NotJsonError",
     "Output",
     "PostToolDecision",

@@ -20,7 +20,7 @@ from typing import Any, Generic, TypeVar
 
 from .content import ContentBlock, TextBlock
 from .errors import RegistrationError, ToolArgsError, Violation
-from .execution import ToolExecution, ToolExecutionResult, ToolResult, ToolRunContext
+from .execution import NestedTool, ToolExecution, ToolExecutionResult, ToolResult, ToolRunContext
 from .json_schema import JsonSchema, assert_object_schema, assert_supported, compile_validator
 from .json_values import JsonValue, NotJsonError, snapshot
 from .schema import compile_parameters_spec, compile_value_spec
@@ -78,6 +78,10 @@ class ToolDefinition:
     # object schema with an object root, not that it stays inside the enforced subset, and it reaches the
     # model as it was sent. The pipeline still requires the arguments to be a JSON object.
     open_parameters: bool = False
+    # Optional: a description that depends on the tools its scope shows beside it (Code Mode's typed
+    # signatures of every tool a program may call). `schemas()` sends its text instead of `description`;
+    # should it fail, `description` is sent.
+    describe: Callable[[Sequence[NestedTool]], str] | None = None
 
 
 def check_definition(definition: ToolDefinition) -> None:
@@ -113,6 +117,8 @@ def check_definition(definition: ToolDefinition) -> None:
         problems.append(f"timeout_ms must be a positive finite number, got {timeout!r}")
     if not callable(definition.execute):
         problems.append("execute must be callable")
+    if definition.describe is not None and not callable(definition.describe):
+        problems.append("describe must be callable")
     if problems:
         raise RegistrationError(f"tool {getattr(definition, 'name', '?')!r}: " + "; ".join(problems))
 

@@ -33,6 +33,7 @@ from .content import ContentBlock, ContextMessage, ImageBlock, TextBlock
 from .definition import ToolDefinition
 from .errors import ToolError, Violation
 from .execution import (
+    NestedDispatch,
     ToolExecution,
     ToolExecutionInput,
     ToolExecutionResult,
@@ -84,8 +85,9 @@ class PipelineHooks(Protocol):
     def next_token_label(self, call_id: str) -> str: ...
 
 
-class PipelineScope(Protocol):
-    """The scope a call runs in: which definition a name resolves to, and the registry's hooks."""
+class PipelineScope(NestedDispatch, Protocol):
+    """The scope a call runs in: which definition a name resolves to, and the registry's hooks. A body
+    gets it as `ToolRunContext.nested`, so a composite tool's nested calls run in the same scope."""
 
     @property
     def registry(self) -> PipelineHooks: ...
@@ -227,7 +229,7 @@ async def _policy_and_dispatch(
         current = execution if signal is caller_signal else execution.with_signal(signal)
         try:
             if i >= len(wrappers):
-                ctx = ToolRunContext(current)
+                ctx = ToolRunContext(current, scope)
                 contexts.append(ctx)
                 return await _run_body(definition, current, ctx, typed)
             return await wrappers[i](current, lambda v: dispatch(i + 1, v))

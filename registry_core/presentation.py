@@ -319,4 +319,15 @@ class StatusProgress(_View):
     message: str | None = None
 
 
-ToolProgress = TerminalOutputProgress | StatusProgress
+class NestedCallProgress(_View):
+    """A composite tool is about to dispatch a nested call (a Code Mode program's sub-call `call_id`): a
+    host may show the nested call's own card, under the composite's, before anything else happens to it
+    (a permission question about it included). Its result comes as a durable `tool/code-dispatch`."""
+
+    kind: Literal["nested_call"] = "nested_call"
+    call_id: str
+    name: str
+    arguments: JsonValue
+
+
+ToolProgress = TerminalOutputProgress | StatusProgress | NestedCallProgress

@@ -12,6 +12,9 @@ update, read through the mapping's fold (`mapping.read_update`, the card reducer
   showMessageRequest: a `pending` card may also be a call whose arguments the model is still streaming.
   Such a card is refined later by a `tool_call_update` with the call's real title; a Begin cannot be
   retitled, so from then on the call's messages start with that title;
+- a nested call (a Code Mode program's sub-call: `_meta.parentToolCallId` names its program's open
+  call) → no progress of its own: `Report`s of its program's progress, each message starting with the
+  nested call's title ("Edit b.txt: waiting for your approval", "Read a.txt: completed");
 - locations of a call that runs or ran → `Show` (the first location not shown yet for that call);
 - plan updates → a few log lines.
 
@@ -176,6 +179,8 @@ class _Call:
     asking: bool = False  # the editor is being asked to approve the call
     last_report: str | None = None
     shown: set[tuple[str, int | None]] = field(default_factory=set)
+    # A nested call reports through its program's progress (its token is the program's).
+    parent: _Call | None = None
 
     @property
     def state(self) -> str:
@@ -184,8 +189,10 @@ class _Call:
 
     def message(self, text: str) -> str:
         """`text` as this call's progress message: prefixed with the call's title once the title was
-        refined after the progress began (otherwise the editor would only ever show the early title)."""
-        return one_line(text if self.title == self.begun_as else f"{self.title}: {text}")
+        refined after the progress began (otherwise the editor would only ever show the early title),
+        and always for a nested call (the progress is its program's)."""
+        prefixed = self.parent is not None or self.title != self.begun_as
+        return one_line(f"{self.title}: {text}" if prefixed else text)
 
 
 def _title(title: str | None) -> str | None:
@@ -250,7 +257,7 @@ class UpdateView:
         for key, call in list(self._calls.items()):
             if session_id is None or key[0] == session_id:
                 del self._calls[key]
-                if self.progress:
+                if self.progress and call.parent is None:
                     actions.append(End(call.token, one_line(message)))
         return actions
 
@@ -283,7 +290,7 @@ class UpdateView:
         key = (session_id, card.call_id)
         previous = self._calls.get(key)
         actions: list[Action] = []
-        if previous is not None and self.progress:
+        if previous is not None and self.progress and previous.parent is None:
             # A repeated id (a model reusing one): the old progress must not stay open forever.
             actions.append(End(previous.token, "replaced by a new call with the same id"))
         call = _Call(key, f"acp-bridge/{next(self._tokens)}/{card.call_id}", title, card, begun_as=title)

@@ -38,6 +38,8 @@ The modules (import the names below from this package, not from them):
 - `fold`: the updates read back: `read_update`, the reducer `next_card` (call id → `Card`), `fold_cards`.
 - `controls`: config options, cost, compaction and notice updates (`config_select`,
   `config_option_update`, `cost`, `compaction_update`, `compaction_summary_chunk`, `notice`).
+- `nested`: the calls a program made (Code Mode sub-calls): `_meta.parentToolCallId` on their cards, the
+  program card's list of them, and the permission question that names the program.
 """
 
 # The bridge core calls the builders by these names and parameters: keep them (additions only, with
@@ -84,6 +86,14 @@ from .messages import (
     plan_from_result,
     user_image_chunk,
     user_message_chunk,
+)
+from .nested import (
+    NestedLine,
+    merged_locations,
+    nested_permission_call,
+    program_calls_update,
+    with_nested_calls,
+    with_parent,
 )
 from .options import option_scope, permission_options, scope_words
 from .paths import display_path, relativize_title, resolve_path
@@ -150,6 +160,7 @@ __all__ = [
     "Location",
     "MessageChunk",
     "ModeChange",
+    "NestedLine",
     "Outcome",
     "PermissionKind",
     "PermissionOption",
@@ -178,13 +189,16 @@ __all__ = [
     "cost",
     "display_path",
     "fold_cards",
+    "merged_locations",
     "mode_update",
+    "nested_permission_call",
     "next_card",
     "notice",
     "option_scope",
     "permission_options",
     "permission_tool_call",
     "plan_from_result",
+    "program_calls_update",
     "read_patch",
     "read_update",
     "relativize_title",
@@ -201,4 +215,6 @@ __all__ = [
     "usage_update",
     "user_image_chunk",
     "user_message_chunk",
+    "with_nested_calls",
+    "with_parent",
 ]

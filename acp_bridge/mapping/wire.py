@@ -152,6 +152,7 @@ class CardMeta(TypedDict, total=False):
     terminal_info: TerminalInfo
     terminal_output: TerminalOutput
     terminal_exit: TerminalExit
+    parentToolCallId: str  # a nested call's (Code Mode sub-call's): the call of the program that made it
 
 
 class ErrorSummary(TypedDict):

@@ -26,6 +26,8 @@ workspace that `demo_workspace_files()` returns, at the session cwd:
 - `notes.md`: project notes with a `TODO:` line asking for a friendlier greeting;
 - `app.py`: a line `GREETING = "hello"` (the demo edits it to `GREETING = "hello, editor"`); running
   `python3 app.py` prints the greeting three times, 0.2 s apart, so live terminal output is visible.
+Its second turn is one Code Mode program (`run_code`): it reads both files and, the greeting being fixed,
+edits the TODO line of `notes.md` into a "Done:" line.
 """
 
 from __future__ import annotations
@@ -483,6 +485,22 @@ if __name__ == "__main__":
 """
 
 
+# The second turn's program (TypeScript, run by `run_code`): two reads at once, then one edit.
+_DEMO_PROGRAM = """\
+const [app, notes] = await Promise.all([
+  read({ file_path: "app.py" }),
+  read({ file_path: "notes.md" }),
+]);
+if (!app.lines.some((line) => line.includes('"hello, editor"'))) {
+  return "app.py does not greet the editor yet: notes.md stays as it is";
+}
+const todo = notes.lines.find((line) => line.startsWith("- TODO:"));
+if (todo === undefined) return "notes.md has no TODO left";
+const done = '- Done: the greeting says "hello, editor".';
+await edit({ file_path: "notes.md", old_string: todo, new_string: done });
+return { done: todo };"""
+
+
 def demo_workspace_files() -> dict[str, str]:
     """The demo workspace `DEMO_SCRIPT` expects: relative path → exact file content (a fresh dict)."""
     return {"notes.md": _DEMO_NOTES, "app.py": _DEMO_APP}
@@ -571,6 +589,25 @@ DEMO_SCRIPT: Final[dict[str, Any]] = {
                     "greeting. One item is left on the plan: removing the TODO from notes.md.",
                 },
             ]
-        }
+        },
+        {
+            "steps": [
+                {
+                    "text": "One program can do that: it reads app.py and notes.md, and marks the TODO "
+                    "done only if the greeting really changed. Each of its calls shows up on its own.",
+                    "tool_calls": [
+                        {
+                            "id": "demo_tidy_notes",
+                            "name": "run_code",
+                            "arguments": {
+                                "description": "Check app.py, then tidy notes.md",
+                                "code": _DEMO_PROGRAM,
+                            },
+                        }
+                    ],
+                },
+                {"text": "The TODO in notes.md is marked done; nothing is left on the plan."},
+            ]
+        },
     ]
 }
