@@ -1,12 +1,15 @@
 """What every face that runs the agent core does to start and to stop, so `serve` and `lsp` start alike.
 
-- `add_core_arguments`: the options both faces accept (model, permission policy, diagnostics).
+- `add_core_arguments`: the options both faces accept (model, permission policy, diagnostics, MCP servers).
 - `claim_and_set_up`: claims stdio first (`stdio.claim_stdio`), so nothing printed while the tools and
   the model are set up (an `--extra-tools` module's import included) can reach the protocol; then
   `core_setup`: logging, the API key taken out of the environment before any tool can run
   (`credentials`), the process made the reaper of its tools' orphans (`processes`), then the model
   (`load_model`; one that cannot be configured becomes a `FailedBackend`, so the editor sees the error
-  on the first prompt), the tools (`load_tools`), the policy, and the session store with `--state-dir`.
+  on the first prompt; a missing key is no such error, since a login may store one while we run), the
+  tools (`load_tools`), the MCP servers of `--mcp-config` (`load_mcp_config`), the policy and the model
+  controls (price, compaction, vision, Code Mode), and the session store in the state directory
+  (`state_dir`) unless `--no-history`.
 - `handling_signals`: while a face serves, SIGTERM and SIGHUP end its input as at EOF (the face's one
   clean shutdown runs), SIGINT cancels the running prompts (`cancel_running_prompts`) and serving goes on.
 - `run_until_exit`: runs the face's main coroutine; on every way out, kills what is left of the tools'
@@ -19,6 +22,7 @@ load neither the core nor asyncio nor logging (so those are imported inside the 
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import importlib
 import os
@@ -27,14 +31,15 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequen
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .settings import DEFAULT_MAX_STEPS, MODES
+from .settings import CODE_MODES, DEFAULT_CODE_MODE, DEFAULT_MAX_STEPS, MODES
 
 if TYPE_CHECKING:
-    import argparse
     import logging
+    from pathlib import Path
 
     from registry_core import ToolDefinition
 
+    from .mcp import ServerList
     from .models import ModelBackend, ModelError, StepEvent, StepRequest
     from .sessions import CoreConfig, SessionManager
     from .stdio import Stdio
@@ -76,8 +81,37 @@ def add_core_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="the model's context window in tokens; when given, each step's token usage is reported to "
-        "the editor as a usage_update (default: unknown, nothing reported)",
+        help="the model's context window in tokens, when neither the endpoint nor the built-in table of "
+        "well-known models knows it; each step's token usage is reported to the editor against it "
+        "(default: unknown, nothing reported)",
+    )
+    model.add_argument(
+        "--models",
+        type=_model_list,
+        default=None,
+        metavar="A,B,C",
+        help="the models the editor's model picker offers (default: the endpoint's GET /models list); "
+        "--model is always offered",
+    )
+    model.add_argument("--price-in", type=float, default=None, metavar="USD",
+                       help="the model's price per million input tokens, for the cost")  # fmt: skip
+    model.add_argument("--price-out", type=float, default=None, metavar="USD",
+                       help="the model's price per million output tokens, for the cost")  # fmt: skip
+    model.add_argument(
+        "--compact-at",
+        type=_compact_at,
+        default=80.0,
+        metavar="PERCENT",
+        help="compact the conversation (the model summarizes the older part) once the context is this "
+        "full; 'off' never does it by itself (/compact still does). Default: 80",
+    )
+    model.add_argument(
+        "--vision",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="whether the model is given images (attached to prompts, or read from files); default: "
+        "known from the model's name (the scripted model and families such as gpt-4o, claude, gemini "
+        "do; deepseek-chat does not). A prompt with images to a model without vision is refused",
     )
     policy = parser.add_argument_group("permission policy")
     policy.add_argument(
@@ -95,10 +129,24 @@ def add_core_arguments(parser: argparse.ArgumentParser) -> None:
     )
     policy.add_argument("--deny-tool", action="append", default=[], metavar="TOOL", help="never run TOOL")
     policy.add_argument(
+        "--code-mode",
+        choices=CODE_MODES,
+        default=DEFAULT_CODE_MODE,
+        help="run_code, programs calling the other tools (each call gated and shown): 'off', 'on' (beside "
+        "the other tools) or 'only' (the model gets run_code alone). Default: on",
+    )
+    policy.add_argument(
         "--allow-private-network",
         action="store_true",
         help="let web_fetch connect to loopback, private and link-local addresses (refused by default, "
         "after DNS resolution and on every redirect; cloud metadata addresses are always refused)",
+    )
+    policy.add_argument(
+        "--remember",
+        choices=("session", "project"),
+        default="session",
+        help="how long an 'always' answer lasts: for the session (default), or for every session in the "
+        "same project (the session's cwd), kept in the state directory",
     )
     other = parser.add_argument_group("diagnostics")
     other.add_argument(
@@ -109,7 +157,11 @@ def add_core_arguments(parser: argparse.ArgumentParser) -> None:
         "--state-dir",
         default=None,
         metavar="DIR",
-        help="keep session logs in DIR, enabling session/load and session/list (default: not kept)",
+        help="keep session logs (history: session/list, load, resume) and per-project rules in DIR "
+        "(default: the platform's user state directory, e.g. ~/.local/state/acp-bridge)",
+    )
+    other.add_argument(
+        "--no-history", action="store_true", help="keep no session logs (no session/list, load or resume)"
     )
     other.add_argument(
         "--extra-tools",
@@ -118,6 +170,26 @@ def add_core_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="MODULE:FUNC",
         help="also register the tools FUNC() returns (a list of ToolDefinition); for tests and extensions",
     )
+    other.add_argument("--mcp-config", metavar="PATH", help="start the MCP servers of PATH in every session")
+
+
+def _model_list(text: str) -> tuple[str, ...]:
+    models = tuple(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))
+    if not models:
+        raise argparse.ArgumentTypeError("expected model names separated by commas")
+    return models
+
+
+def _compact_at(text: str) -> float | None:
+    if text.strip().lower() in ("off", "never", "0"):
+        return None
+    try:
+        percent = float(text.strip().rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a percentage or 'off', got {text!r}") from None
+    if not 0 < percent <= 100:
+        raise argparse.ArgumentTypeError("the percentage must be above 0 and at most 100")
+    return percent
 
 
 def configure_logging(level: str, log_file: str | None) -> None:
@@ -155,7 +227,8 @@ def load_model(spec: str, base_url: str | None) -> ModelBackend:
     from .models import ModelError, load_backend
 
     try:
-        return load_backend(spec, base_url=base_url)
+        # No key yet is no error: `acp-bridge login` (or the editor's login) may store one while we run.
+        return load_backend(spec, base_url=base_url, require_key=False)
     except ModelError as exc:
         _log().error("model %r is not usable: %s", spec, exc.message)
         # A missing key is an authentication problem from the editor's point of view.
@@ -184,6 +257,19 @@ def load_tools(extra: Sequence[str], *, allow_private_network: bool = False) -> 
     return tools
 
 
+def load_mcp_config(path: str | None) -> ServerList | None:
+    """The `--mcp-config` servers (the file's format: `acp_bridge.mcp.config`). Raises SystemExit with a
+    message for a file that cannot be read; a bad entry is reported in each session instead."""
+    if path is None:
+        return None
+    from .mcp import ConfigError, load_config_file
+
+    try:
+        return load_config_file(path)
+    except ConfigError as exc:
+        raise SystemExit(f"acp-bridge: --mcp-config: {exc}") from None
+
+
 @dataclass(frozen=True, slots=True)
 class CoreSetup:
     backend: ModelBackend
@@ -196,9 +282,11 @@ def core_setup(args: argparse.Namespace) -> CoreSetup:
     """Logging, the process's own hygiene (secrets out of the environment, orphans adopted), then model,
     tools and policy from the parsed core arguments."""
     from .credentials import claim_secrets
+    from .models.catalog import Price
     from .permissions import PolicyConfig
     from .processes import become_subreaper
     from .sessions import CoreConfig
+    from .state_dir import state_dir
 
     configure_logging(args.log_level, args.log_file)
     # Before any tool can run: the key is read once (kept for the model) and no child inherits it.
@@ -208,26 +296,43 @@ def core_setup(args: argparse.Namespace) -> CoreSetup:
         raise SystemExit("acp-bridge: --max-steps must be at least 1")
     if args.context_window is not None and args.context_window < 1:
         raise SystemExit("acp-bridge: --context-window must be at least 1")
+    prices = (args.price_in, args.price_out)
+    if (prices[0] is None) != (prices[1] is None) or any(p is not None and p < 0 for p in prices):
+        raise SystemExit("acp-bridge: give both --price-in and --price-out, neither negative")
+    price = Price(args.price_in, args.price_out) if args.price_in is not None else None
+    compact_at = args.compact_at / 100 if args.compact_at is not None else None
     policy = PolicyConfig(
         mode=MODES[args.mode].id,
         allow_tools=frozenset(args.allow_tool),
         ask_tools=frozenset(args.ask_tool),
         deny_tools=frozenset(args.deny_tool),
     )
+    state = state_dir(args.state_dir)
     return CoreSetup(
         backend=load_model(args.model, args.base_url),
         tools=load_tools(args.extra_tools, allow_private_network=args.allow_private_network),
-        config=CoreConfig(max_steps=args.max_steps, policy=policy, context_window=args.context_window),
-        store=_open_store(args.state_dir),
+        config=CoreConfig(
+            max_steps=args.max_steps,
+            policy=policy,
+            context_window=args.context_window,
+            mcp_servers=load_mcp_config(args.mcp_config),
+            model_list=args.models,
+            price=price,
+            compact_at=compact_at,
+            vision=args.vision,
+            rules_dir=str(state / "rules") if args.remember == "project" else None,
+            code_mode=getattr(args, "code_mode", DEFAULT_CODE_MODE),
+        ),
+        store=_open_store(state, keep_history=not args.no_history),
     )
 
 
-def _open_store(state_dir: str | None) -> SessionStore | None:
-    if not state_dir:
+def _open_store(state: Path, *, keep_history: bool) -> SessionStore | None:
+    if not keep_history:
         return None
-    from .store import SessionStore  # only with --state-dir: a run without one never imports it
+    from .store import SessionStore  # only when history is kept: a --no-history run never imports it
 
-    return SessionStore(state_dir)
+    return SessionStore(state)
 
 
 def claim_and_set_up(args: argparse.Namespace) -> tuple[Stdio, CoreSetup]:

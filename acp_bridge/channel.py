@@ -2,8 +2,8 @@
 
 The core (sessions, turn loop, permissions, client file access) talks to the editor only through a
 `ClientChannel`. Updates are exactly the ACP `session/update` `update` payloads that `acp_bridge.mapping`
-builds; the ACP face sends them as `session/update`, the LSP face forwards them as
-`acpBridge/sessionUpdate` (and may derive progress or messages from them).
+builds (typed by `mapping.wire`); the ACP face sends them as `session/update`, the LSP face forwards them
+as `acpBridge/sessionUpdate` (and may derive progress or messages from them, through `mapping.fold`).
 
 Ordering contract: `send_update` is synchronous and frames leave in the order of the calls, across every
 session of the connection, so no card update can overtake an earlier one. `drain()` is the backpressure
@@ -14,14 +14,16 @@ Must not: import any transport, the ACP SDK or pygls. This module is types only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
-Update = dict[str, Any]
-
-# The four ACP permission option kinds; option ids equal their kind (see permissions.py).
-PermissionKind = Literal["allow_once", "allow_always", "reject_once", "reject_always"]
+# The wire shapes are the mapping's (one definition, `mapping/wire.py`); the core sees them from here.
+from .mapping.wire import ALLOW_SERVER_OPTION as ALLOW_SERVER_OPTION
+from .mapping.wire import PermissionKind as PermissionKind
+from .mapping.wire import PermissionOption as PermissionOption
+from .mapping.wire import ToolCallUpdate as ToolCallUpdate
+from .mapping.wire import Update as Update
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +33,10 @@ class ClientCapabilities:
     `terminal_meta`: Zed's display-only terminal convention (`clientCapabilities._meta.terminal_output`).
     `fs_read` / `fs_write`: `fs/read_text_file` / `fs/write_text_file` (unsaved buffers, reviewable edits).
     `terminal`: the client's `terminal/*` methods (advertised by clients, not used by the bridge yet).
+    `elicitation_form` / `elicitation_url`: `elicitation/create` (an MCP server's questions to the user).
+    `compaction` / `notices`: `session.compaction` / `session.notices` (`{}`), the unstable
+    `compaction_update` and `notice` session updates. `auth_terminal`: `auth.terminal`, the client can run
+    a `terminal` authentication method.
     """
 
     terminal_meta: bool = False
@@ -38,6 +44,12 @@ class ClientCapabilities:
     fs_write: bool = False
     terminal: bool = False
     client_name: str | None = None
+    # `elicitation/create` (ACP elicitation), by mode: a form the editor fills in, or a URL it opens.
+    elicitation_form: bool = False
+    elicitation_url: bool = False
+    compaction: bool = False
+    notices: bool = False
+    auth_terminal: bool = False
 
     @staticmethod
     def from_acp(
@@ -50,12 +62,24 @@ class ClientCapabilities:
         meta = caps.get("_meta")
         meta = meta if isinstance(meta, Mapping) else {}
         name = client_info.get("name") if isinstance(client_info, Mapping) else None
+        elicitation = caps.get("elicitation")
+        elicitation = elicitation if isinstance(elicitation, Mapping) else {}
+        session = caps.get("session")
+        session = session if isinstance(session, Mapping) else {}
+        auth = caps.get("auth")
+        auth = auth if isinstance(auth, Mapping) else {}
         return ClientCapabilities(
             terminal_meta=meta.get("terminal_output") is True,
             fs_read=fs.get("readTextFile") is True,
             fs_write=fs.get("writeTextFile") is True,
             terminal=caps.get("terminal") is True,
             client_name=name if isinstance(name, str) else None,
+            elicitation_form=isinstance(elicitation.get("form"), Mapping),
+            elicitation_url=isinstance(elicitation.get("url"), Mapping),
+            # `{}` (any object) advertises them; omitted or null does not.
+            compaction=isinstance(session.get("compaction"), Mapping),
+            notices=isinstance(session.get("notices"), Mapping),
+            auth_terminal=auth.get("terminal") is True,
         )
 
 
@@ -109,11 +133,11 @@ class ClientChannel(Protocol):
         ...
 
     async def request_permission(
-        self, session_id: str, tool_call: Update, options: list[dict[str, Any]]
+        self, session_id: str, tool_call: ToolCallUpdate, options: Sequence[PermissionOption]
     ) -> PermissionOutcome:
-        """Ask the user about one call. `tool_call` is a ToolCallUpdate (mapping.permission_tool_call);
-        `options` are ACP PermissionOptions. Raises RemoteError / ConnectionClosed / ValueError (a malformed
-        answer); cancelling the awaiting task withdraws the request."""
+        """Ask the user about one call. `tool_call` is its card (mapping.permission_tool_call), `options`
+        the four answers (mapping.permission_options). Raises RemoteError / ConnectionClosed / ValueError
+        (a malformed answer); cancelling the awaiting task withdraws the request."""
         ...
 
     async def read_text_file(self, session_id: str, path: str) -> str:
@@ -125,3 +149,22 @@ class ClientChannel(Protocol):
         """Write through the editor (reviewable there). Only when `capabilities.fs_write`.
         Raises RemoteError or ConnectionClosed."""
         ...
+
+
+@runtime_checkable
+class ElicitingChannel(Protocol):
+    """A channel that can send ACP `elicitation/create` (the ACP face); used when the client advertised
+    `elicitation.form`."""
+
+    async def create_elicitation(self, params: dict[str, Any]) -> Any:
+        """Send `elicitation/create` with `params` and return the raw answer. Raises as
+        `request_permission`."""
+        ...
+
+
+@runtime_checkable
+class QuestionChannel(Protocol):
+    """A channel with its own way to ask a multiple-choice question (the LSP face:
+    `window/showMessageRequest`). `ask_question` returns the chosen option, or None when dismissed."""
+
+    async def ask_question(self, session_id: str, question: str, options: list[str]) -> str | None: ...

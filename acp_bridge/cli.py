@@ -1,8 +1,10 @@
 """`acp-bridge` (and `python -m acp_bridge`): the command table.
 
 `COMMANDS` maps each subcommand to the functions that add its options and run it: `serve` (the ACP agent
-on stdio, `serve.py`), `demo` (the built-in terminal client driving `serve` offline, `demo.py`) and `lsp`
-(the LSP face, `lsp/command.py`). `serve` and `lsp` share the core's options (`boot.add_core_arguments`).
+on stdio, `serve.py`), `demo` (the built-in terminal client driving `serve` offline, `demo.py`), `lsp`
+(the LSP face, `lsp/command.py`), and `login` / `logout` (the API key of an endpoint, `login.py`). `serve`
+and `lsp` share the core's options (`boot.add_core_arguments`). `serve --login` / `serve --logout` run
+`login` / `logout`: an ACP client runs a `terminal` auth method as our own command line plus `--login`.
 No subcommand is the same as `serve`: what an editor configured for "the bridge" runs.
 
 Each entry imports its subcommand's module only when called, and `main` adds the options of the chosen
@@ -27,12 +29,44 @@ def _add_serve(parser: argparse.ArgumentParser) -> None:
     from .boot import add_core_arguments
 
     add_core_arguments(parser)
+    auth = parser.add_mutually_exclusive_group()
+    auth.add_argument("--login", action="store_true", help="ask for the --base-url endpoint's API key, check "
+                      "and store it (what an editor's terminal login runs), then exit")  # fmt: skip
+    auth.add_argument("--logout", action="store_true", help="remove the stored key of --base-url, then exit")
 
 
 def _run_serve(args: argparse.Namespace) -> int:
+    if args.login:
+        return _run_login(args)
+    if args.logout:
+        return _run_logout(args)
     from .serve import run
 
     return run(args)
+
+
+def _add_login(parser: argparse.ArgumentParser) -> None:
+    from .login import add_login_arguments
+
+    add_login_arguments(parser)
+
+
+def _run_login(args: argparse.Namespace) -> int:
+    from .login import run_login
+
+    return run_login(args)
+
+
+def _add_logout(parser: argparse.ArgumentParser) -> None:
+    from .login import add_arguments
+
+    add_arguments(parser)
+
+
+def _run_logout(args: argparse.Namespace) -> int:
+    from .login import run_logout
+
+    return run_logout(args)
 
 
 def _add_demo(parser: argparse.ArgumentParser) -> None:
@@ -69,6 +103,8 @@ COMMANDS: dict[str, Command] = {
     "serve": Command("run the ACP agent on stdio (what an editor spawns)", _add_serve, _run_serve),
     "demo": Command("watch the agent work: a terminal client drives `serve` offline", _add_demo, _run_demo),
     "lsp": Command("serve the agent to LSP-only editors on stdio (Neovim, Helix, eglot)", _add_lsp, _run_lsp),
+    "login": Command("store an endpoint's API key (asked for hidden, then checked)", _add_login, _run_login),
+    "logout": Command("remove the stored API key of an endpoint", _add_logout, _run_logout),
 }
 
 

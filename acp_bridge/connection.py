@@ -1,13 +1,19 @@
 """The ACP face: the agent's methods, over the JSON-RPC peer (`jsonrpc`), onto the session core.
 
 `AcpAgent` is the method table (initialize, authenticate, session/new, session/prompt, session/cancel,
-session/close, session/set_mode, session/set_config_option, and session/load + session/list when a store
-is configured); it checks params, calls the `SessionManager`, and shapes ACP results. Until `initialize`
+session/close, session/set_mode, session/set_config_option, the extension methods
+`_acpBridge/setSessionTitle`, `_acpBridge/listRules` and `_acpBridge/forgetRules`, and session/load,
+session/list, session/resume and session/delete when history is kept); it checks params,
+calls the `SessionManager` (and `session_index` for the list), and shapes ACP results. Until `initialize`
 succeeded every other request is refused (-32600, as the ACP TypeScript SDK's agent router answers a first
 request that is not `initialize`, `src/protocol-router.ts`) and every notification is ignored (logged):
 the client's capabilities are not known before it, and a session made without them would use the wrong
-file access. `AcpChannel` is the core's `ClientChannel` over the same JSON-RPC peer (session/update,
-session/request_permission, fs/*). `serve.py` runs them on stdio.
+file access. `session/new` and `session/load` hand their `mcpServers` to the core (`acp_bridge.mcp`).
+`AcpChannel` is the core's `ClientChannel` over the same JSON-RPC peer (session/update,
+session/request_permission, fs/*, and elicitation/create for the session's MCP servers).
+`logout`, `authenticate` and `authMethods` come from `login`; `configOptions` from the session
+(`config_options`), once the model list is loaded (`session/new` waits for it, once per process).
+`serve.py` runs them on stdio.
 
 Must not: run tools, talk to models or build card shapes (that is turn.py and mapping.py); touch stdio or
 signals (that is serve.py, stdio.py and boot.py).
@@ -17,22 +23,27 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from . import __version__
-from .channel import ClientCapabilities, PermissionOutcome, Update
+from . import __version__, login
+from .channel import ClientCapabilities, PermissionOption, PermissionOutcome, ToolCallUpdate, Update
 from .errors import ConnectionClosed, InvalidParams, InvalidRequest, ResourceNotFound, quoted
 from .jsonrpc import JsonRpcPeer, NotificationHandler, Reply, RequestHandler
+from .mapping import ConfigSelect
 from .permissions import MODES
+from .rules_store import listing as rules_listing
+from .session_index import clean_title
+from .session_index import list_sessions as list_stored_sessions
 from .sessions import Session, SessionManager
-
-if TYPE_CHECKING:
-    from .store import SessionStore  # only with --state-dir: a run without one never imports it
+from .store import SessionStore
 
 log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = 1
+SET_TITLE_METHOD = "_acpBridge/setSessionTitle"
+LIST_RULES_METHOD = "_acpBridge/listRules"
+FORGET_RULES_METHOD = "_acpBridge/forgetRules"
 AGENT_INFO = {"name": "acp-bridge", "title": "acp-bridge", "version": __version__}
 
 
@@ -71,7 +82,7 @@ class AcpChannel:
         return self._peer.writer.backlog() if self._peer is not None else 0
 
     async def request_permission(
-        self, session_id: str, tool_call: Update, options: list[dict[str, Any]]
+        self, session_id: str, tool_call: ToolCallUpdate, options: Sequence[PermissionOption]
     ) -> PermissionOutcome:
         raw = await self.peer.request(
             "session/request_permission", {"sessionId": session_id, "toolCall": tool_call, "options": options}
@@ -89,6 +100,17 @@ class AcpChannel:
         await self.peer.request(
             "fs/write_text_file", {"sessionId": session_id, "path": path, "content": content}
         )
+
+    async def request_elicitation(self, session_id: str, params: dict[str, Any]) -> dict[str, Any]:
+        """An MCP server's `elicitation/create`, put to the editor as ACP's (`params` carry the session id,
+        and the call's id when one call of the server runs). Only when `capabilities.elicitation_*`."""
+        raw = await self.peer.request("elicitation/create", params)
+        if not isinstance(raw, Mapping) or raw.get("action") not in ("accept", "decline", "cancel"):
+            raise ValueError(f"elicitation/create answered without an action: {raw!r}")
+        return dict(raw)
+
+    async def create_elicitation(self, params: dict[str, Any]) -> Any:
+        return await self.peer.request("elicitation/create", params)
 
 
 def _params(raw: object) -> Mapping[str, Any]:
@@ -108,20 +130,16 @@ def _modes_state(session: Session) -> dict[str, Any]:
     }
 
 
-def _config_options(session: Session) -> list[dict[str, Any]]:
-    return [
-        {
-            "id": "mode",
-            "name": "Permission mode",
-            "description": "What runs without asking, what asks, and what is denied.",
-            "category": "mode",
-            "type": "select",
-            "currentValue": session.permissions.mode,
-            "options": [
-                {"value": m.id, "name": m.name, "description": m.description} for m in MODES.values()
-            ],
-        }
-    ]
+def _config_options(session: Session) -> list[ConfigSelect]:
+    # The mode, the model and the thinking effort (`config_options`).
+    return session.config_options()
+
+
+def _session_capabilities(history: bool) -> dict[str, Any]:
+    caps: dict[str, Any] = {"close": {}, "additionalDirectories": {}}
+    if history:
+        caps.update({"list": {}, "resume": {}, "delete": {}})
+    return caps
 
 
 class AcpAgent:
@@ -138,15 +156,23 @@ class AcpAgent:
         self._prompts: dict[int | str, str] = {}
         requests: dict[str, RequestHandler] = {
             "authenticate": self.authenticate,
+            "logout": self.logout,
             "session/new": self.new_session,
             "session/prompt": self.prompt,
             "session/set_mode": self.set_mode,
             "session/set_config_option": self.set_config_option,
             "session/close": self.close_session,
         }
+        # Not in ACP (no method lets a client rename a session yet): an extension method, named as ACP
+        # reserves them (a leading underscore), for the VS Code extension's "Rename".
+        requests[SET_TITLE_METHOD] = self.set_session_title
+        requests[LIST_RULES_METHOD] = self.list_rules
+        requests[FORGET_RULES_METHOD] = self.forget_rules
         if store is not None:
             requests["session/load"] = self.load_session
             requests["session/list"] = self.list_sessions
+            requests["session/resume"] = self.resume_session
+            requests["session/delete"] = self.delete_session
         self.requests: dict[str, RequestHandler] = {"initialize": self.initialize} | {
             method: self._request_after_initialize(method, handler) for method, handler in requests.items()
         }
@@ -192,35 +218,40 @@ class AcpAgent:
         )
         self.channel.set_capabilities(caps)
         self.initialized = True
+        self.manager.catalog.prefetch()  # the model list, ready by the first session/new
         log.info("initialized by %s: %s", caps.client_name or "an unnamed client", caps)
         return {
             # Only v1 exists; a client asking for more gets ours and decides.
             "protocolVersion": PROTOCOL_VERSION,
             "agentCapabilities": {
-                # Truthful: load and list exist only with a store (--state-dir).
+                # Truthful: load, list, resume and delete exist only with history (not --no-history).
                 "loadSession": self.store is not None,
-                "promptCapabilities": {"image": False, "audio": False, "embeddedContext": False},
-                "mcpCapabilities": {"http": False, "sse": False},
-                "sessionCapabilities": {"close": {}, **({"list": {}} if self.store is not None else {})},
+                # Images are accepted whatever the model: a prompt with images to a model without vision
+                # gets an error saying so (a session's model may change; a silent drop would mislead).
+                "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
+                "mcpCapabilities": {"http": True, "sse": True},
+                "sessionCapabilities": _session_capabilities(self.store is not None),
+                "auth": login.auth_capabilities(self.manager.backend),
             },
-            "authMethods": [],
+            "authMethods": login.auth_methods(self.manager.backend, caps),
             "agentInfo": AGENT_INFO,
         }
 
     async def authenticate(self, raw: object, _id: object) -> dict[str, Any]:
-        # No auth methods are advertised; the model's key comes from the environment.
+        # The stored (or environment) key, checked against the endpoint (`login`).
+        await login.authenticate(self.manager.backend, _params(raw).get("methodId"))
+        return {}
+
+    async def logout(self, raw: object, _id: object) -> dict[str, Any]:
+        login.logout(self.manager.backend)
         return {}
 
     async def new_session(self, raw: object, _id: object) -> Reply:
         params = _params(raw)
-        session = self.manager.new_session(params.get("cwd"), params.get("additionalDirectories"))
-        servers = params.get("mcpServers")
-        if isinstance(servers, list) and servers:
-            log.warning(
-                "session %s: %d MCP server(s) offered; MCP is not supported, ignoring",
-                session.id,
-                len(servers),
-            )
+        await self.manager.catalog.load()  # once per process, bounded by its timeout
+        session = self.manager.new_session(
+            params.get("cwd"), params.get("additionalDirectories"), params.get("mcpServers")
+        )
         result = {
             "sessionId": session.id,
             "modes": _modes_state(session),
@@ -238,9 +269,59 @@ class AcpAgent:
         loaded = self.store.load(session_id)
         if loaded is None:
             raise ResourceNotFound(f"no stored session {quoted(session_id)}", data={"sessionId": session_id})
+        await self.manager.catalog.load()
         # The replay's updates go out before this response, as ACP requires.
-        session = self.manager.load_session(session_id, params.get("cwd"), loaded)
+        session = self.manager.load_session(
+            session_id,
+            params.get("cwd"),
+            loaded,
+            params.get("additionalDirectories"),
+            params.get("mcpServers"),
+        )
+        session.tell_info()  # the session's title, for the client's list
         return {"modes": _modes_state(session), "configOptions": _config_options(session)}
+
+    async def resume_session(self, raw: object, _id: object) -> Reply:
+        """`session/resume`: the stored conversation comes back as the model's context, and nothing of
+        it is sent to the client (unlike `session/load`)."""
+        assert self.store is not None
+        params = _params(raw)
+        session_id = params.get("sessionId")
+        if not isinstance(session_id, str):
+            raise InvalidParams(f"sessionId must be a string, got {quoted(session_id)}")
+        loaded = self.store.load(session_id)
+        if loaded is None:
+            raise ResourceNotFound(f"no stored session {quoted(session_id)}", data={"sessionId": session_id})
+        await self.manager.catalog.load()  # once per process, bounded by its timeout
+        session = self.manager.load_session(
+            session_id,
+            params.get("cwd"),
+            loaded,
+            params.get("additionalDirectories"),
+            params.get("mcpServers"),
+            replay_updates=False,
+        )
+        result = {"modes": _modes_state(session), "configOptions": _config_options(session)}
+
+        def after() -> None:
+            session.send(session.available_commands_update())
+            session.tell_info()
+
+        return Reply(result, then=after)
+
+    async def delete_session(self, raw: object, _id: object) -> dict[str, Any]:
+        """`session/delete`: the session leaves `session/list` and its log is deleted; open here, it is
+        closed first (as `session/close`)."""
+        assert self.store is not None
+        params = _params(raw)
+        session_id = params.get("sessionId")
+        if not isinstance(session_id, str):
+            raise InvalidParams(f"sessionId must be a string, got {quoted(session_id)}")
+        open_here = session_id in self.manager.sessions
+        await self.manager.forget_session(session_id)
+        if not self.store.delete(session_id) and not open_here:
+            raise ResourceNotFound(f"no stored session {quoted(session_id)}", data={"sessionId": session_id})
+        return {}
 
     async def list_sessions(self, raw: object, _id: object) -> dict[str, Any]:
         assert self.store is not None
@@ -251,13 +332,43 @@ class AcpAgent:
         if cursor is not None and not isinstance(cursor, str):
             raise InvalidParams("cursor must be a string from a previous session/list")
         try:
-            records, next_cursor = self.store.list(cwd, cursor)
+            records, next_cursor = list_stored_sessions(self.store, cwd, cursor)
         except ValueError as exc:
             raise InvalidParams(str(exc)) from None
         result: dict[str, Any] = {"sessions": [r.to_acp() for r in records]}
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
         return result
+
+    async def set_session_title(self, raw: object, _id: object) -> dict[str, Any]:
+        """`_acpBridge/setSessionTitle` {sessionId, title}: rename an open session; the client is told
+        with a `session_info_update`, and `session/list` shows the title from now on."""
+        params = _params(raw)
+        session = self.manager.get(params.get("sessionId"))
+        try:
+            title = clean_title(params.get("title"))
+        except ValueError as exc:
+            raise InvalidParams(str(exc)) from None
+        session.set_title(title)
+        return {"title": title}
+
+    async def list_rules(self, raw: object, _id: object) -> dict[str, Any]:
+        """`_acpBridge/listRules` {sessionId}: the session's mode and remembered rules, numbered as
+        `/permissions` shows them, and whether they last for the session or the project."""
+        session = self.manager.get(_params(raw).get("sessionId"))
+        return rules_listing(session.permissions)
+
+    async def forget_rules(self, raw: object, _id: object) -> dict[str, Any]:
+        """`_acpBridge/forgetRules` {sessionId, number?}: forget rule `number` (as `listRules` numbers
+        them), or every rule; answers with the rules left."""
+        params = _params(raw)
+        session = self.manager.get(params.get("sessionId"))
+        number = params.get("number")
+        if number is not None and (not isinstance(number, int) or isinstance(number, bool) or number < 1):
+            raise InvalidParams(f"number must be a rule number ({LIST_RULES_METHOD}), got {quoted(number)}")
+        if not session.forget_rules(number) and number is not None:
+            raise InvalidParams(f"session {session.id} has no rule {number}", data={"number": number})
+        return rules_listing(session.permissions)
 
     async def prompt(self, raw: object, request_id: object) -> dict[str, Any]:
         params = _params(raw)
@@ -283,13 +394,9 @@ class AcpAgent:
     async def set_config_option(self, raw: object, _id: object) -> dict[str, Any]:
         params = _params(raw)
         session = self.manager.get(params.get("sessionId"))
-        config_id, value = params.get("configId"), params.get("value")
-        if config_id != "mode":
-            raise InvalidParams(f"unknown config option {quoted(config_id)}; this agent has: mode")
-        if not isinstance(value, str):
-            raise InvalidParams("value must be a mode id string")
-        session.set_mode(value)
-        return {"configOptions": _config_options(session)}
+        if params.get("type") == "boolean":
+            raise InvalidParams("this agent's config options are all of type select")
+        return {"configOptions": session.set_config_option(params.get("configId"), params.get("value"))}
 
     async def close_session(self, raw: object, _id: object) -> dict[str, Any]:
         params = _params(raw)

@@ -17,15 +17,27 @@ intermediate process costs a process per command and only moves the problem one 
 bridge's block stays readable by its pid).
 Elsewhere (no /proc) only the environment proper is cleaned, which is all a child process inherits.
 
-Must not: log or echo a secret's value; write anywhere but the entries being removed.
+A key can also be stored (`acp-bridge login`, the ACP `authenticate`/`logout` methods): one per endpoint
+(its base URL) in `credentials.json` under the user's config directory (`$XDG_CONFIG_HOME/acp-bridge`, else
+`~/.config/acp-bridge`, as the XDG Base Directory specification says), written whole and atomically with
+mode 0600 in a 0700 directory. `KeySource` answers the key to use for an endpoint at each request: an
+environment variable first (they keep working and win), else the stored key, re-read when the file
+changed, so a login or logout in another process takes effect on the next request.
+
+Must not: log or echo a secret's value; write anywhere but the entries being removed and the credentials
+file; import anything but the standard library (the command line imports this at start-up).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import tempfile
 from collections.abc import Iterable
-from typing import Final
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +45,10 @@ log = logging.getLogger(__name__)
 API_KEY_ENV_VARS: Final = ("ACP_BRIDGE_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_API_KEY")
 # Every variable the bridge treats as its own secret: kept from tools, and from its own environment.
 SECRET_ENV_VARS: Final = API_KEY_ENV_VARS
+
+# Where a stored key came from, as error messages name it.
+STORED_KEY_SOURCE: Final = "the key stored by `acp-bridge login`"
+CREDENTIALS_FILE: Final = "credentials.json"
 
 _claimed: dict[str, str] = {}
 
@@ -82,3 +98,121 @@ def _blank_initial_entries(names: list[str]) -> None:
     except (OSError, IndexError, ValueError) as exc:
         # No /proc (not Linux), or a kernel that refuses: the environment proper is clean anyway.
         log.debug("could not blank the initial environment block: %s", exc)
+
+
+# --- the stored key --------------------------------------------------------------------------------
+
+
+def config_dir() -> Path:
+    """`$XDG_CONFIG_HOME/acp-bridge` (an absolute value only, as the XDG specification says), else
+    `~/.config/acp-bridge`."""
+    base = os.environ.get("XDG_CONFIG_HOME", "")
+    root = Path(base) if base and os.path.isabs(base) else Path.home() / ".config"
+    return root / "acp-bridge"
+
+
+def credentials_path() -> Path:
+    return config_dir() / CREDENTIALS_FILE
+
+
+def endpoint_id(base_url: str) -> str:
+    """The key a stored credential is filed under: the base URL without trailing slashes, its scheme and
+    host lower-cased (`https://API.deepseek.com/` and `https://api.deepseek.com` are one endpoint)."""
+    url = base_url.strip().rstrip("/")
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    host, slash, path = rest.partition("/")
+    return f"{scheme.lower()}://{host.lower()}{slash}{path}"
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        log.warning("the credentials file %s is unreadable (%s); ignoring it", path, type(exc).__name__)
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def read_stored_key(base_url: str, path: Path | None = None) -> str | None:
+    """The key stored for the endpoint at `base_url`, or None."""
+    endpoints = _read_file(path or credentials_path()).get("endpoints")
+    entry = endpoints.get(endpoint_id(base_url)) if isinstance(endpoints, dict) else None
+    key = entry.get("apiKey") if isinstance(entry, dict) else None
+    return key.strip() if isinstance(key, str) and key.strip() else None
+
+
+def store_key(base_url: str, key: str, path: Path | None = None) -> Path:
+    """File `key` under the endpoint at `base_url` (replacing its previous key) and return the file's path.
+    Raises OSError when the file cannot be written."""
+    target = path or credentials_path()
+    data = _read_file(target)
+    stored = data.get("endpoints")
+    endpoints: dict[str, Any] = stored if isinstance(stored, dict) else {}
+    stamp = datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    endpoints[endpoint_id(base_url)] = {"apiKey": key.strip(), "storedAt": stamp}
+    _write_file(target, {"version": 1, "endpoints": endpoints})
+    return target
+
+
+def forget_key(base_url: str, path: Path | None = None) -> bool:
+    """Remove the key stored for the endpoint at `base_url`; True if there was one. The file goes when it
+    holds no key any more. Raises OSError when the file cannot be rewritten."""
+    target = path or credentials_path()
+    data = _read_file(target)
+    endpoints = data.get("endpoints")
+    if not isinstance(endpoints, dict) or endpoints.pop(endpoint_id(base_url), None) is None:
+        return False
+    if endpoints:
+        _write_file(target, {"version": 1, "endpoints": endpoints})
+    else:
+        target.unlink(missing_ok=True)
+    return True
+
+
+def _write_file(path: Path, data: dict[str, Any]) -> None:
+    """Write `data` to `path` whole (a temporary file renamed over it), mode 0600 whatever the umask, in a
+    directory made 0700: a reader sees the old file or the new one, and nobody else can read either."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".credentials-", dir=path.parent)  # mkstemp creates it 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            os.fchmod(handle.fileno(), 0o600)
+            json.dump(data, handle, indent=2)
+            handle.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class KeySource:
+    """The key for one endpoint, asked for at each request: an environment variable (they win), else the
+    stored key. The file is re-read only when it was replaced or changed (inode, modification time, size).
+    """
+
+    def __init__(self, base_url: str, path: Path | None = None) -> None:
+        self.base_url = base_url
+        self._path = path
+        self._seen: tuple[int, int, int] | None = None
+        self._stored: str | None = None
+
+    def current(self) -> tuple[str | None, str | None]:
+        """(key, where it came from: an env var's name or `STORED_KEY_SOURCE`), or (None, None)."""
+        key, source = api_key_from_environment()
+        if key is not None:
+            return key, source
+        path = self._path or credentials_path()
+        try:
+            stat = path.stat()
+            # The inode too: every write renames a new file into place.
+            seen: tuple[int, int, int] | None = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        except OSError:
+            seen = None
+        if seen != self._seen:
+            self._seen = seen
+            self._stored = read_stored_key(self.base_url, path) if seen is not None else None
+        return (self._stored, STORED_KEY_SOURCE) if self._stored else (None, None)

@@ -4,7 +4,11 @@ It copies the demo workspace (`models.demo_workspace_files()`) into a temporary 
 `python -m acp_bridge serve` as a real subprocess, and drives it over real pipes with the ACP SDK's client
 side, exactly as an editor would. Cards print as they arrive (`demo_render.CardPrinter`): status changes,
 diffs, live terminal output and the plan. A permission question is asked on the terminal when stdin is a
-TTY; otherwise it is allowed once and the demo says so. A short summary ends it (exit 0 on `end_turn`).
+TTY; otherwise it is allowed once and the demo says so. With the built-in script a follow-up prompt runs
+its second turn: one Code Mode program whose calls show as cards nested under it. A short summary ends
+it (exit 0 when every prompt ended with `end_turn`).
+With `--compact`, the demo then sends `/compact`: the conversation is summarized (the scripted model's
+summary) and the bridge says what it kept.
 
 Must not: need a network, an API key or a configured editor; leave the bridge process or the temporary
 workspace behind (unless `--keep`).
@@ -27,6 +31,8 @@ from .demo_render import CardPrinter, Style, workspace_changes
 from .models import demo_workspace_files
 
 DEMO_PROMPT = "Please handle the open items in this project's notes."
+# The built-in script's second turn answers it with one `run_code` program.
+DEMO_FOLLOW_UP = "Good. Now tidy the notes, if the greeting really is fixed."
 # 64 MiB, like the bridge's own reader: a large diff or output frame must not break the client.
 _LINE_LIMIT = 64 * 1024 * 1024
 
@@ -37,11 +43,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--prompt", default=DEMO_PROMPT, help="what to ask the agent")
     parser.add_argument(
+        "--follow-up",
+        default=None,
+        metavar="TEXT",
+        help="a second prompt, sent after the first one ends (default: the built-in script's own, whose "
+        "answer is a Code Mode program; none for other models)",
+    )
+    parser.add_argument(
         "--workspace", default=None, metavar="DIR", help="use DIR instead of a temporary copy"
     )
     parser.add_argument("--keep", action="store_true", help="keep the temporary workspace afterwards")
     parser.add_argument("--yes", action="store_true", help="allow every permission question without asking")
     parser.add_argument("--no-color", action="store_true", help="plain output (also: NO_COLOR=1)")
+    parser.add_argument(
+        "--compact", action="store_true", help="then compact the conversation (`/compact`), offline too"
+    )
     parser.add_argument(
         "--bridge-arg", action="append", default=[], metavar="ARG", help="extra `serve` argument"
     )
@@ -96,7 +112,9 @@ async def _demo(
     from acp.interfaces import Client
 
     printer = CardPrinter(out, style, cwd=str(workspace), interactive=interactive)
-    argv = [sys.executable, "-m", "acp_bridge", "serve", "--model", args.model, *args.bridge_arg]
+    # A throwaway workspace: its session does not belong in the user's history.
+    serve = ["serve", "--no-history", "--model", args.model, *args.bridge_arg]
+    argv = [sys.executable, "-m", "acp_bridge", *serve]
     printer.banner(workspace, args.model, argv)
     proc = await asyncio.create_subprocess_exec(
         *argv,
@@ -121,11 +139,20 @@ async def _demo(
         agent = init.agent_info
         printer.note(f"connected to {agent.name if agent else 'an agent'} (ACP v{init.protocol_version})")
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-        printer.user(args.prompt)
-        response = await conn.prompt(
-            session_id=session.session_id, prompt=[schema.TextContentBlock(type="text", text=args.prompt)]
-        )
-        stop_reason = str(response.stop_reason)
+        for text in _prompts(args):
+            printer.user(text)
+            response = await conn.prompt(
+                session_id=session.session_id, prompt=[schema.TextContentBlock(type="text", text=text)]
+            )
+            stop_reason = str(response.stop_reason)
+            if stop_reason != "end_turn":
+                break
+        if args.compact and stop_reason == "end_turn":
+            printer.user("/compact")
+            response = await conn.prompt(
+                session_id=session.session_id, prompt=[schema.TextContentBlock(type="text", text="/compact")]
+            )
+            stop_reason = str(response.stop_reason)
     except Exception as exc:  # noqa: BLE001 - the demo reports any failure in words, then exits non-zero
         printer.error(f"the demo failed: {type(exc).__name__}: {exc}")
     finally:
@@ -140,6 +167,13 @@ async def _demo(
             await proc.wait()
     printer.summary(stop_reason, time.perf_counter() - started, workspace_changes(workspace, originals))
     return 0 if stop_reason == "end_turn" else 1
+
+
+def _prompts(args: argparse.Namespace) -> list[str]:
+    follow_up = args.follow_up
+    if follow_up is None:
+        follow_up = DEMO_FOLLOW_UP if args.model == "scripted" and args.prompt == DEMO_PROMPT else ""
+    return [args.prompt, follow_up] if follow_up else [args.prompt]
 
 
 class _DemoClient:

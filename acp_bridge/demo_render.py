@@ -1,9 +1,10 @@
 """How the demo client shows ACP session updates in a terminal: streamed text, cards, diffs, live terminal
 output, the plan, permission questions and the closing summary.
 
-`CardPrinter.update(update)` takes one `session/update` `update` payload (plain JSON, as on the wire) and
-prints what changed: a card's first appearance and every status change on one line each, the diff of an
-edit (before approval and as applied), terminal output as it streams, a short excerpt of other results.
+`CardPrinter.update(update)` takes one `session/update` `update` payload (plain JSON, as on the wire), reads
+it through the mapping's fold (`mapping.read_update`, the card reducer `mapping.next_card`) and prints what
+changed: a card's first appearance and every status change on one line each, the diff of an edit (before
+approval and as applied), terminal output as it streams, a short excerpt of other results.
 
 Must not: talk to the bridge (demo.py does), or print anything but to the stream it was given.
 """
@@ -12,10 +13,25 @@ from __future__ import annotations
 
 import asyncio
 import difflib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
+
+from .mapping import (
+    Card,
+    CardPatch,
+    DiffItem,
+    ModeChange,
+    PermissionOption,
+    PlanChange,
+    PlanEntry,
+    TextChunk,
+    ToolCallContent,
+    card_of,
+    next_card,
+    read_update,
+)
 
 _STATUS_MARK = {"pending": "…", "in_progress": "▶", "completed": "✔", "failed": "✖"}
 _STATUS_WORD = {"pending": "waiting", "in_progress": "running", "completed": "done", "failed": "failed"}
@@ -52,12 +68,12 @@ class Style:
 
 
 @dataclass(slots=True)
-class _Card:
-    title: str
-    kind: str
-    status: str
-    terminal_partial: str = ""
-    shown_output: bool = False
+class _Shown:
+    """One card as printed so far: the card (the fold of its updates) and what of it is on screen."""
+
+    card: Card
+    terminal_partial: str = ""  # streamed output after the last newline, printed when the line ends
+    shown_output: bool = False  # output streamed: the final content would only repeat it
 
 
 @dataclass(slots=True)
@@ -98,7 +114,7 @@ class CardPrinter:
         self.style = style
         self.cwd = cwd
         self.interactive = interactive
-        self.cards: dict[str, _Card] = {}
+        self.cards: dict[str, _Shown] = {}
         self.tally = _Tally()
         self._streaming: str | None = None  # "thought" / "text" while a chunk stream is open
         self.closed = False
@@ -154,77 +170,70 @@ class CardPrinter:
     # --- updates ----------------------------------------------------------------------------------
 
     def update(self, update: Mapping[str, Any]) -> None:
-        kind = update.get("sessionUpdate")
-        if kind in ("agent_thought_chunk", "agent_message_chunk"):
-            content = update.get("content")
-            if isinstance(content, Mapping) and isinstance(content.get("text"), str):
-                self._stream("thought" if kind == "agent_thought_chunk" else "text", content["text"])
-        elif kind == "tool_call":
-            self._tool_call(update)
-        elif kind == "tool_call_update":
-            self._tool_call_update(update)
-        elif kind == "plan":
-            self._plan(update.get("entries") or [])
-        elif kind == "current_mode_update":
-            self.note(f"mode: {update.get('currentModeId')}")
+        event = read_update(update)
+        if isinstance(event, TextChunk):
+            if event.kind != "user_message_chunk" and event.text is not None:
+                self._stream("thought" if event.kind == "agent_thought_chunk" else "text", event.text)
+        elif isinstance(event, CardPatch):
+            if event.new:
+                self._tool_call(event)
+            else:
+                self._tool_call_update(event)
+        elif isinstance(event, PlanChange):
+            self._plan(event.entries)
+        elif isinstance(event, ModeChange):
+            self.note(f"mode: {event.mode_id}")
 
-    def _tool_call(self, update: Mapping[str, Any]) -> None:
-        call_id = str(update.get("toolCallId"))
-        status = str(update.get("status") or "pending")
-        card = _Card(str(update.get("title") or call_id), str(update.get("kind") or "other"), status)
-        self.cards[call_id] = card
-        self.tally.calls += 1
-        self._status_line(card, status)
-        self._content(card, update.get("content"), preview=True)
-
-    def _tool_call_update(self, update: Mapping[str, Any]) -> None:
-        call_id = str(update.get("toolCallId"))
-        card = self.cards.get(call_id)
+    def _tool_call(self, said: CardPatch) -> None:
+        card = next_card(None, said)
         if card is None:
             return
-        meta = update.get("_meta")
-        meta = meta if isinstance(meta, Mapping) else {}
-        output = meta.get("terminal_output")
-        if isinstance(output, Mapping) and isinstance(output.get("data"), str):
-            self._terminal(card, output["data"])
-        if isinstance(update.get("title"), str):
-            card.title = update["title"]
-        exit_info = meta.get("terminal_exit")
-        if isinstance(exit_info, Mapping):
-            self._flush_terminal(card)
-        status = update.get("status")
-        if isinstance(status, str) and status != card.status:
-            card.status = status
+        shown = _Shown(card)
+        self.cards[card.call_id] = shown
+        self.tally.calls += 1
+        self._status_line(card)
+        self._content(shown, card.content, preview=True)
+
+    def _tool_call_update(self, said: CardPatch) -> None:
+        shown = self.cards.get(said.call_id)
+        card = next_card(shown.card, said) if shown is not None else None
+        if shown is None or card is None:
+            return
+        before, shown.card = shown.card, card
+        if said.output is not None:
+            self._terminal(shown, said.output)
+        if said.exited is not None:
+            self._flush_terminal(shown)
+        status = said.status
+        if status is not None and status != before.status:
             if status == "completed":
                 self.tally.completed += 1
             elif status == "failed":
                 self.tally.failed += 1
             extra = ""
-            if isinstance(exit_info, Mapping) and exit_info.get("exit_code") is not None:
-                extra = f" (exit {exit_info['exit_code']})"
-            self._status_line(card, status, extra)
-        if "content" in update and status in ("completed", "failed"):
-            self._content(card, update.get("content"), preview=False)
+            if said.exited is not None and said.exited.exit_code is not None:
+                extra = f" (exit {said.exited.exit_code})"
+            self._status_line(card, extra)
+        if said.content is not None and status in ("completed", "failed"):
+            self._content(shown, said.content, preview=False)
 
-    def _status_line(self, card: _Card, status: str, extra: str = "") -> None:
+    def _status_line(self, card: Card, extra: str = "") -> None:
         s = self.style
+        status = card.status
         mark = _STATUS_MARK.get(status, "·")
         color = {"completed": s.green, "failed": s.red, "pending": s.yellow}.get(status, s.cyan)
         word = _STATUS_WORD.get(status, status)
-        self._line(f"  {color(mark)} {s.bold(card.title)} {s.dim(f'[{card.kind}, {word}{extra}]')}")
+        title = card.title or card.call_id
+        self._line(f"  {color(mark)} {s.bold(title)} {s.dim(f'[{card.kind}, {word}{extra}]')}")
 
-    def _content(self, card: _Card, content: object, *, preview: bool) -> None:
+    def _content(self, shown: _Shown, content: Sequence[ToolCallContent], *, preview: bool) -> None:
         """Diffs always; other text only once the call is done (and not again for streamed output)."""
-        if not isinstance(content, list):
-            return
         for block in content:
-            if not isinstance(block, Mapping):
-                continue
-            if block.get("type") == "diff":
+            if block["type"] == "diff":
                 self._diff(block)
-            elif block.get("type") == "content" and not preview and not card.shown_output:
-                inner = block.get("content")
-                if isinstance(inner, Mapping) and isinstance(inner.get("text"), str):
+            elif block["type"] == "content" and not preview and not shown.shown_output:
+                inner = block["content"]
+                if inner["type"] == "text":
                     self._excerpt(inner["text"])
 
     def _excerpt(self, text: str) -> None:
@@ -234,14 +243,13 @@ class CardPrinter:
         if len(lines) > _EXCERPT_LINES:
             self._line("      " + self.style.dim(f"… ({len(lines) - _EXCERPT_LINES} more lines)"))
 
-    def _diff(self, block: Mapping[str, Any]) -> None:
+    def _diff(self, block: DiffItem) -> None:
         s = self.style
-        old = block.get("oldText")
-        new = block.get("newText")
-        path = str(block.get("path") or "")
+        old = block["oldText"]
+        path = block["path"]
         shown = path[len(self.cwd) + 1 :] if path.startswith(self.cwd + "/") else path
-        old_lines = old.splitlines() if isinstance(old, str) else []
-        new_lines = new.splitlines() if isinstance(new, str) else []
+        old_lines = old.splitlines() if old is not None else []
+        new_lines = block["newText"].splitlines()
         self._line("      " + s.dim(f"diff {shown}" + (" (new file)" if old is None else "")))
         for ln in difflib.unified_diff(old_lines, new_lines, lineterm="", n=1):
             if ln.startswith(("---", "+++")):
@@ -255,48 +263,45 @@ class CardPrinter:
             else:
                 self._line("      " + ln)
 
-    def _terminal(self, card: _Card, data: str) -> None:
-        card.shown_output = True
-        text = card.terminal_partial + data.replace("\r\n", "\n")
-        *lines, card.terminal_partial = text.split("\n")
+    def _terminal(self, shown: _Shown, data: str) -> None:
+        shown.shown_output = True
+        text = shown.terminal_partial + data.replace("\r\n", "\n")
+        *lines, shown.terminal_partial = text.split("\n")
         for ln in lines:
             self._line("      " + self.style.dim("│ ") + ln)
 
-    def _flush_terminal(self, card: _Card) -> None:
-        if card.terminal_partial:
-            self._line("      " + self.style.dim("│ ") + card.terminal_partial)
-            card.terminal_partial = ""
+    def _flush_terminal(self, shown: _Shown) -> None:
+        if shown.terminal_partial:
+            self._line("      " + self.style.dim("│ ") + shown.terminal_partial)
+            shown.terminal_partial = ""
 
-    def _plan(self, entries: list[Any]) -> None:
+    def _plan(self, entries: Sequence[PlanEntry]) -> None:
         self._line("  " + self.style.bold("plan:"))
         for entry in entries:
-            if isinstance(entry, Mapping):
-                mark = _PLAN_MARK.get(str(entry.get("status")), "[?]")
-                self._line(
-                    f"    {mark} {entry.get('content')} " + self.style.dim(f"({entry.get('priority')})")
-                )
+            mark = _PLAN_MARK.get(entry["status"], "[?]")
+            self._line(f"    {mark} {entry['content']} " + self.style.dim(f"({entry['priority']})"))
 
     # --- questions and the end --------------------------------------------------------------------
 
-    async def ask(self, tool_call: Mapping[str, Any], options: list[Mapping[str, Any]]) -> str:
+    async def ask(self, tool_call: Mapping[str, Any], options: Sequence[PermissionOption]) -> str:
         """Show a permission question; return the chosen option id (allow once when not interactive)."""
         s = self.style
         self.tally.asked += 1
-        title = tool_call.get("title") or tool_call.get("toolCallId")
-        self._line(f"  {s.yellow('?')} {s.bold('permission needed:')} {title}")
+        card = card_of(tool_call)
+        self._line(f"  {s.yellow('?')} {s.bold('permission needed:')} {card.title or card.call_id}")
         for i, option in enumerate(options, 1):
-            self._line(f"      {i}. {option.get('name')}")
-        first_allow = next((o for o in options if o.get("kind") == "allow_once"), options[0])
-        chosen = str(first_allow.get("optionId"))
+            self._line(f"      {i}. {option['name']}")
+        first_allow = next((o for o in options if o["kind"] == "allow_once"), options[0])
+        chosen = first_allow["optionId"]
         if not self.interactive:
-            self._line("      " + s.dim(f"(not a terminal: answering '{first_allow.get('name')}')"))
+            self._line("      " + s.dim(f"(not a terminal: answering '{first_allow['name']}')"))
         else:
             while True:
                 reply = (await asyncio.to_thread(input, "      choose [1]: ")).strip()
                 if not reply:
                     break
                 if reply.isdigit() and 1 <= int(reply) <= len(options):
-                    chosen = str(options[int(reply) - 1].get("optionId"))
+                    chosen = options[int(reply) - 1]["optionId"]
                     break
                 self._line(f"      please type a number from 1 to {len(options)}")
         self.tally.answers.append(chosen)

@@ -1,13 +1,13 @@
 """A session's permission choices in its log: the mode and the remembered "always" rules, so `session/load`
 restores them with the conversation.
 
-Every change the user makes (a mode switch, an "always" answer, `/forget`) appends one `permissions` event
-holding the whole state (`{"type": "permissions", "mode", "rules": [{"allow", "scope": {...}}]}`); the
-last one wins on load. A scope is written field by field and read back leniently: unknown fields are
-ignored (a log written by a newer version), missing ones take their defaults, and a rule that cannot be
-rebuilt, or whose scope today's policy would no longer offer for the same command, is dropped rather
-than restored wider than the user chose (a prefix rule such as `rm` commands, once the policy narrows
-`rm` to exact commands, is not brought back).
+Every change the user makes (a mode switch, an "always" answer, `/forget`) appends one
+`session_log.PermissionsChanged` holding the whole state (stored as `{"type": "permissions", "mode",
+"rules": [{"allow", "scope": {...}}]}`); the last one wins on load. A scope is written field by field and
+read back leniently: unknown fields are ignored (a log written by a newer version), missing ones take
+their defaults, and a rule that cannot be rebuilt, or whose scope today's policy would no longer offer
+for the same command, is dropped rather than restored wider than the user chose (a prefix rule such as
+`rm` commands, once the policy narrows `rm` to exact commands, is not brought back).
 
 Must not: change what `permissions` decides; it only stores and restores what the user chose.
 """
@@ -22,10 +22,9 @@ from dataclasses import dataclass
 from typing import Any, get_args
 
 from .permissions import MODES, ModeId, PolicyConfig, Rule, Scope, ScopeKind, SessionPermissions
+from .session_log import PermissionsChanged
 
 log = logging.getLogger(__name__)
-
-EVENT_TYPE = "permissions"
 
 
 class RecordedPermissions(SessionPermissions):
@@ -49,6 +48,15 @@ class RecordedPermissions(SessionPermissions):
             self._on_change()
         return count
 
+    def revoke(self, index: int) -> Rule | None:
+        """Forget the rule at `index` (0-based, in `rules` order); None when there is no such rule."""
+        if not 0 <= index < len(self.rules):
+            return None
+        rule = self.rules[index]
+        self.replace_rules(self.rules[:index] + self.rules[index + 1 :])
+        self._on_change()
+        return rule
+
 
 def _to_json(value: Any) -> Any:
     if isinstance(value, tuple):
@@ -66,7 +74,12 @@ def _from_json(value: Any) -> Any:
 
 
 def rule_to_json(rule: Rule) -> dict[str, Any]:
-    scope = {f.name: _to_json(getattr(rule.scope, f.name)) for f in dataclasses.fields(rule.scope)}
+    # Fields at their default are left out, so a log stays readable by a version that lacks them.
+    scope = {
+        f.name: _to_json(getattr(rule.scope, f.name))
+        for f in dataclasses.fields(rule.scope)
+        if f.default is dataclasses.MISSING or getattr(rule.scope, f.name) != f.default
+    }
     return {"allow": rule.allow, "scope": scope}
 
 
@@ -89,19 +102,23 @@ def rule_from_json(raw: object, permissions: SessionPermissions) -> Rule | None:
         if not isinstance(value, tuple) or not value or not all(isinstance(v, str) for v in value):
             return None
         # Kept only when the policy would offer this very scope for the command it covers today.
-        if permissions.scope_for(scope.tool, {"command": shlex.join(value)}) != scope:
+        args = {"command": shlex.join(value)}
+        if scope.workdir is not None:
+            args["workdir"] = scope.workdir
+        if permissions.scope_for(scope.tool, args) != scope:
             return None
     elif not isinstance(scope.value, str):
         return None
     return Rule(scope, raw["allow"])
 
 
+def permissions_record(permissions: SessionPermissions) -> PermissionsChanged:
+    return PermissionsChanged(permissions.mode, tuple(rule_to_json(rule) for rule in permissions.rules))
+
+
 def permissions_event(permissions: SessionPermissions) -> dict[str, Any]:
-    return {
-        "type": EVENT_TYPE,
-        "mode": permissions.mode,
-        "rules": [rule_to_json(rule) for rule in permissions.rules],
-    }
+    """`permissions_record` in its stored form."""
+    return permissions_record(permissions).to_json()
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,20 +144,20 @@ class Restored:
         return "\n".join(lines)
 
 
-def restore(permissions: SessionPermissions, event: Mapping[str, Any]) -> Restored:
-    """Apply a stored `permissions` event to a freshly made session's permissions."""
-    mode = event.get("mode")
+def restore(permissions: SessionPermissions, stored: PermissionsChanged | Mapping[str, Any]) -> Restored:
+    """Apply a logged permission state (the record, or its stored form) to a freshly made session's
+    permissions."""
+    event = stored if isinstance(stored, PermissionsChanged) else PermissionsChanged.from_json(stored)
+    mode = event.mode
     restored_mode: ModeId | None = None
     if isinstance(mode, str) and mode in MODES:
         restored_mode = MODES[mode].id
         permissions.mode = restored_mode
     elif mode is not None:
         log.warning("stored permission mode %r is unknown here; keeping %s", mode, permissions.mode)
-    raw_rules = event.get("rules")
-    raw_rules = raw_rules if isinstance(raw_rules, list) else []
     rules: list[Rule] = []
     dropped = 0
-    for raw in raw_rules:
+    for raw in event.rules:
         rule = rule_from_json(raw, permissions)
         if rule is None:
             log.warning("stored permission rule not restored: %.200r", raw)
@@ -148,6 +165,5 @@ def restore(permissions: SessionPermissions, event: Mapping[str, Any]) -> Restor
             continue
         # As `remember` does: a later answer for the same scope replaces an earlier one.
         rules = [r for r in rules if r.scope != rule.scope] + [rule]
-    permissions.rules = rules
-    permissions.version += 1
+    permissions.replace_rules(rules)
     return Restored(restored_mode, tuple(rules), dropped)

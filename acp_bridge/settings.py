@@ -1,5 +1,5 @@
-"""The core's settings the command line shows before any of the core is loaded: the permission modes and
-the default step limit. `permissions.py` and `sessions.py` re-export them.
+"""The core's settings the command line shows before any of the core is loaded: the permission modes, the
+Code Mode choices and the default step limit. `permissions.py` and `sessions.py` re-export them.
 
 Must not: import anything but the standard library; `cli.build_parser` imports this, and building the
 parser (or answering `--help`) must not load the registry (pydantic), the tools (httpx) or a face.
@@ -11,6 +11,10 @@ from dataclasses import dataclass
 from typing import Literal
 
 DEFAULT_MAX_STEPS = 50
+
+CodeMode = Literal["off", "on", "only"]
+CODE_MODES: tuple[CodeMode, ...] = ("off", "on", "only")
+DEFAULT_CODE_MODE: CodeMode = "on"
 
 ModeId = Literal["default", "accept_edits", "plan", "full_access"]
 

@@ -1,13 +1,12 @@
-"""Append-only session logs: what `session/load` replays and `session/list` lists.
+"""Append-only session logs: what `session/load` and `session/resume` read back and `session/list` lists.
 
-One JSON Lines file per session, `<state_dir>/sessions/<session id>.jsonl`. The first line is the header
-(`{"type": "session", "sessionId", "cwd", "roots", "createdAt"}`); every later line is one durable event of
-the conversation, in order: `user` (a prompt's text), `assistant` (text, thought and the tool calls asked
-for), `tool/commit` (a file tool's change was made: its result text and meta, logged before the result),
-`tool/result` (the registry's durable record of a result, plus the card's note, logged before the card
-is sent), `context`, and `permissions` (the mode and remembered rules, after each change the user made).
-A file is only ever appended to, so a crash loses at most the line being written; a torn last line is
-skipped on load.
+One JSON Lines file per session, `<state_dir>/sessions/<session id>.jsonl`. The first line is the header,
+every later line one durable event of the conversation, in order; `session_log` defines both and their
+JSON form. This module only stores the lines: a file is only ever appended to, so a crash loses at most
+the line being written; a torn last line is skipped on load. What `session/list` shows besides the
+header (the title, changed roots) is also mirrored, as the last `info` event left it, into a small
+`<session id>.info.json` next to the log (replaced atomically), so listing reads two small things per
+session instead of whole conversations (`session_index`). `delete` removes both.
 
 Each line is flushed to the kernel as it is written, so a killed bridge (`kill -9`) loses nothing it
 logged. Lines are not fsync'd: that would guard against a machine crash only, which the file tools'
@@ -26,41 +25,20 @@ import logging
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
 from .errors import quoted
+from .session_log import SessionHeader, SessionInfoChanged
 
 log = logging.getLogger(__name__)
 
 SESSION_ID = re.compile(r"^sess_[0-9a-f]{32}$")
-PAGE_SIZE = 50
-_TITLE_CHARS = 80
+INFO_SUFFIX = ".info.json"
 
 
-@dataclass(frozen=True, slots=True)
-class SessionRecord:
-    """What `session/list` shows of one stored session."""
-
-    session_id: str
-    cwd: str
-    roots: tuple[str, ...]
-    title: str | None
-    updated_at: str  # ISO 8601
-
-    def to_acp(self) -> dict[str, Any]:
-        info: dict[str, Any] = {"sessionId": self.session_id, "cwd": self.cwd, "updatedAt": self.updated_at}
-        extra = [r for r in self.roots if r != self.cwd]
-        if extra:
-            info["additionalDirectories"] = extra
-        if self.title:
-            info["title"] = self.title
-        return info
-
-
-def _iso(timestamp: float) -> str:
+def iso_time(timestamp: float) -> str:
     return datetime.fromtimestamp(timestamp, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
@@ -76,15 +54,32 @@ class SessionStore:
             raise ValueError(f"not a session id: {quoted(session_id)}")
         return self.root / f"{session_id}.jsonl"
 
+    def info_path(self, session_id: str) -> Path:
+        """Where the session's list info is mirrored (raises ValueError for an id that is not ours)."""
+        return self._path(session_id).with_suffix(INFO_SUFFIX)
+
     # --- writing (the `Recorder` of sessions.py) -----------------------------------------------------
 
     def begin(self, session_id: str, cwd: str, roots: tuple[str, ...]) -> None:
-        header = {"type": "session", "sessionId": session_id, "cwd": cwd, "roots": list(roots),
-                  "createdAt": _iso(datetime.now(UTC).timestamp())}  # fmt: skip
-        self._write(session_id, header)
+        header = SessionHeader(session_id, cwd, roots, iso_time(datetime.now(UTC).timestamp()))
+        self._write(session_id, header.to_json())
 
     def append(self, session_id: str, event: Mapping[str, Any]) -> None:
         self._write(session_id, event)
+        if event.get("type") == SessionInfoChanged.KIND:
+            self._mirror_info(session_id, event)
+
+    def _mirror_info(self, session_id: str, event: Mapping[str, Any]) -> None:
+        """Merge an `info` event into the session's info file: fields it has replace the stored ones."""
+        try:
+            path = self.info_path(session_id)
+            info = read_info(path)
+            info.update({k: v for k, v in event.items() if k != "type"})
+            temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            temp.write_text(json.dumps(info, ensure_ascii=False), encoding="utf-8")
+            os.replace(temp, path)
+        except (OSError, ValueError) as exc:
+            log.warning("session info of %s not written: %s", session_id, exc)
 
     def _write(self, session_id: str, event: Mapping[str, Any]) -> None:
         try:
@@ -106,6 +101,21 @@ class SessionStore:
                 handle.close()
             except OSError:
                 pass
+
+    def delete(self, session_id: str) -> bool:
+        """Delete a session's log and info file. False when there was no log (or the id is not ours)."""
+        self.end(session_id)
+        try:
+            path = self._path(session_id)
+        except ValueError:
+            return False
+        existed = path.exists()
+        for doomed in (path, self.info_path(session_id)):
+            try:
+                doomed.unlink()
+            except FileNotFoundError:
+                pass
+        return existed
 
     def close(self) -> None:
         for handle in self._files.values():
@@ -133,61 +143,15 @@ class SessionStore:
                 continue
             if isinstance(event, dict):
                 events.append(event)
-        if not events or events[0].get("type") != "session":
+        if not events or events[0].get("type") != SessionHeader.KIND:
             return None
         return events[0], events[1:]
 
-    def list(
-        self, cwd: str | None = None, cursor: str | None = None
-    ) -> tuple[list[SessionRecord], str | None]:
-        """Stored sessions, newest first (optionally only those of `cwd`), a page at a time. Raises
-        ValueError for a cursor this store did not hand out."""
-        offset = 0
-        if cursor is not None:
-            if not cursor.startswith("offset:") or not cursor[7:].isdigit():
-                raise ValueError(f"not a cursor from session/list: {quoted(cursor)}")
-            offset = int(cursor[7:])
-        try:
-            files = [p for p in self.root.glob("sess_*.jsonl") if SESSION_ID.match(p.stem)]
-        except OSError:
-            files = []
-        stamped = []
-        for path in files:
-            try:
-                stamped.append((path.stat().st_mtime, path))
-            except OSError:
-                continue
-        stamped.sort(key=lambda item: item[0], reverse=True)
-        records: list[SessionRecord] = []
-        for mtime, path in stamped:
-            record = self._record(path, mtime)
-            if record is not None and (cwd is None or os.path.normpath(record.cwd) == os.path.normpath(cwd)):
-                records.append(record)
-        page = records[offset : offset + PAGE_SIZE]
-        more = offset + PAGE_SIZE < len(records)
-        return page, (f"offset:{offset + PAGE_SIZE}" if more else None)
 
-    def _record(self, path: Path, mtime: float) -> SessionRecord | None:
-        header: dict[str, Any] | None = None
-        title: str | None = None
-        try:
-            with open(path, encoding="utf-8") as handle:
-                for line in handle:
-                    try:
-                        event = json.loads(line)
-                    except ValueError:
-                        continue
-                    if header is None:
-                        if not isinstance(event, dict) or event.get("type") != "session":
-                            return None
-                        header = event
-                    elif isinstance(event, dict) and event.get("type") == "user":
-                        text = " ".join(str(event.get("text", "")).split())
-                        title = text if len(text) <= _TITLE_CHARS else text[: _TITLE_CHARS - 1] + "…"
-                        break
-        except OSError:
-            return None
-        if header is None or not isinstance(header.get("cwd"), str):
-            return None
-        roots = tuple(r for r in header.get("roots", []) if isinstance(r, str))
-        return SessionRecord(path.stem, header["cwd"], roots or (header["cwd"],), title, _iso(mtime))
+def read_info(path: Path) -> dict[str, Any]:
+    """A session's mirrored info (`{}` when there is none or it is unreadable)."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return raw if isinstance(raw, dict) else {}

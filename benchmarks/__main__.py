@@ -16,6 +16,11 @@ MODULES = {
     "registry": "benchmarks.registry_bench",
     "presenters": "benchmarks.presenters_bench",
     "bridge": "benchmarks.bridge_bench",
+    "floor": "benchmarks.floor_bench",
+    "permissions": "benchmarks.permissions_bench",
+    "mcp": "benchmarks.mcp_bench",
+    "controls": "benchmarks.model_controls_bench",
+    "code_mode": "benchmarks.code_mode_bench",
 }
 
 

@@ -51,6 +51,7 @@ class RawClient:
             "-m",
             "acp_bridge",
             "serve",
+            "--no-history",  # a benchmark's sessions are no one's history
             *args,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,

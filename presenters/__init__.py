@@ -13,9 +13,13 @@ pre-execute listener that asks before a write or edit outside the session's root
 | `glob`       | glob.py    | generic, kind search   | search, shape paths     | parallel    |
 | `web_fetch`  | web.py     | generic, kind fetch    | web, kind fetch         | parallel    |
 | `todo_write` | plan.py    | generic, kind think    | generic (+ meta.todos)  | exclusive   |
+| `ask_user`   | ask_user.py| generic (the question) | generic (the answer)    | exclusive   |
 
 * Before a permission question the host awaits the tool's `preview_call`: the same hunks as the result
 card, against the file as it is (`read` only pins the file the question is about; see `fs_access`).
+
+`run_code` (run_code.py: Code Mode, a TypeScript program calling the other tools from a Deno sandbox) is
+not in the table: a host registers it as its registry's transport (`register(..., transport=True)`).
 
 Every body takes the session from `ctx.agent` (cwd, roots, `services["fs"]`, see `fs_access`); without an
 agent it runs in the process cwd. Invariant: presenters import `registry_core` only (no ACP, no bridge).
@@ -29,6 +33,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from registry_core import Ask, ToolDefinition, ToolExecution
 from registry_core.policy import PreExecuteListener, PreNext, PreToolDecision
 
+from .ask_user import ask_user_tool
 from .edit import edit_tool
 from .fs_access import DiskFileAccess, FileAccess, TextDocument
 from .glob import glob_tool
@@ -44,6 +49,7 @@ __all__ = [
     "DiskFileAccess",
     "FileAccess",
     "TextDocument",
+    "ask_user_tool",
     "bash_tool",
     "build_tools",
     "display_path",
@@ -84,6 +90,7 @@ def build_tools(
         glob_tool(cwd=cwd),
         web_fetch_tool(allow_private_network=allow_private_network),
         todo_write_tool(),
+        ask_user_tool(),
     ]
 
 

@@ -143,6 +143,24 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
 )
 
 
+_IMAGE_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+)
+
+
+def image_type(head: bytes) -> str | None:
+    """The MIME type of an image a model can be shown (PNG, JPEG, GIF, WebP) from its first bytes."""
+    for magic, mime in _IMAGE_MAGIC:
+        if head.startswith(magic):
+            return mime
+    if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
 def sniff(head: bytes) -> str | None:
     """Describe a non-text file from its first bytes ("a PNG image", "a binary file"), None for text."""
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):

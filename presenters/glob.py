@@ -15,6 +15,7 @@ Must not: read file contents, or follow symlinks out of the tree.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Mapping
@@ -35,7 +36,7 @@ from registry_core import (
 
 from .cards import call_paths, failure_card, meta_field
 from .ignore import compile_glob, walk
-from .paths import display_path, resolve, session_cwd
+from .paths import display_path, resolve, session_cwd, session_roots
 from .runtime import check, run_blocking
 
 MAX_RESULTS = 100
@@ -45,7 +46,7 @@ _GLOB_CHARS = frozenset("*?[{")
 class GlobArgs(BaseModel):
     pattern: str = Field(min_length=1, description='Glob pattern, e.g. "**/*.py" or "src/**/*.{ts,tsx}".')
     path: str | None = Field(
-        default=None, description="Directory to search in (default: the working directory)."
+        default=None, description="Directory to search in (default: every workspace root)."
     )
 
 
@@ -124,8 +125,13 @@ def glob_tool(*, cwd: str | None = None) -> ToolDefinition:
         root = resolve(args.path, session) if args.path else session
         if not os.path.isdir(root):  # noqa: ASYNC240 - a stat
             raise ToolError(f"Not a directory: {display_path(root, session)}.", code="NOT_FOUND")
-        start, rest = _split(root, args.pattern)
-        found = await run_blocking(lambda stop: _find(start, rest, stop) if os.path.isdir(start) else [])
+        # Without a path, every workspace root is searched (an absolute pattern only once).
+        roots = [root] if args.path or args.pattern.startswith("/") else list(session_roots(ctx.agent))
+        found: list[tuple[float, str]] = []
+        for searched in dict.fromkeys(roots):
+            start, rest = _split(searched, args.pattern)
+            if os.path.isdir(start):  # noqa: ASYNC240 - a stat
+                found += await run_blocking(functools.partial(_find, start, rest))
         found.sort(key=lambda item: (-item[0], item[1]))
         return GlobValue(
             pattern=args.pattern,
@@ -167,3 +173,20 @@ def glob_tool(*, cwd: str | None = None) -> ToolDefinition:
         present_call=present_call,
         present_result=present_result,
     )
+
+
+def searched_paths(arguments: Mapping[str, Any], cwd: str) -> tuple[str, ...]:
+    """Every path a `glob` call with these (unvalidated) arguments reads, absolute, for the permission
+    policy to judge: the `path` directory (default `cwd`) first, then where the pattern's literal leading
+    segments move the walk (`../other/*`, `/etc/*.conf`, `/etc/**`), and the file a pattern without
+    wildcards names. Computed as `execute` computes them."""
+    path = arguments.get("path")
+    root = resolve(path, cwd) if isinstance(path, str) and path else cwd
+    pattern = arguments.get("pattern")
+    if not isinstance(pattern, str) or not pattern:
+        return (root,)
+    start, rest = _split(root, pattern)
+    paths: tuple[str, ...] = (root,) if start == root else (root, start)
+    if not (_GLOB_CHARS & set(rest)):
+        paths += (os.path.join(start, rest),)
+    return paths

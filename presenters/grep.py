@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import functools
 import json
 import os
 import re
@@ -48,7 +49,7 @@ from registry_core import (
 
 from .cards import call_paths, failure_card, meta_field
 from .ignore import Overrides, walk
-from .paths import display_path, resolve, session_cwd
+from .paths import display_path, resolve, session_cwd, session_roots
 from .runtime import check, run_blocking
 
 Mode = Literal["content", "files_with_matches", "count"]
@@ -63,7 +64,9 @@ class GrepArgs(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
     pattern: str = Field(min_length=1, description="Regular expression to search for.")
-    path: str | None = Field(default=None, description="File or directory to search (default: working dir).")
+    path: str | None = Field(
+        default=None, description="File or directory to search (default: every workspace root)."
+    )
     glob: str | None = Field(
         default=None, description='Only files matching this glob (e.g. "*.py", "*.{ts,tsx}").'
     )
@@ -261,8 +264,10 @@ async def _rg_search(rg: str, args: GrepArgs, root: str, collector: _Collector) 
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
         )
-    except OSError:
-        raise _FallBack from None  # an rg on PATH that cannot run: the Python backend still can
+    except (OSError, ValueError):
+        # An rg on PATH that cannot run, or an argument no command line can carry (a NUL byte in the
+        # pattern): the Python backend still can.
+        raise _FallBack from None
     assert proc.stdout is not None and proc.stderr is not None
     errors = asyncio.ensure_future(_drain(proc.stderr))
     try:
@@ -506,6 +511,10 @@ def grep_tool(*, cwd: str | None = None, backend: Backend = "auto") -> ToolDefin
         root = resolve(args.path, session) if args.path else session
         if not os.path.exists(root):  # noqa: ASYNC240 - a stat
             raise ToolError(f"Path not found: {display_path(root, session)}.", code="NOT_FOUND")
+        # Without a path, every workspace root is searched, the cwd first (each root's hits by path).
+        roots = [root]
+        if not args.path:
+            roots = [r for r in session_roots(ctx.agent) if os.path.isdir(r)] or roots  # noqa: ASYNC240
         mode: Mode = args.output_mode
         after = args.after if args.after is not None else args.context or 0
         collector = _Collector(mode, args.head_limit or DEFAULT_LIMITS[mode], after)
@@ -516,12 +525,14 @@ def grep_tool(*, cwd: str | None = None, backend: Backend = "auto") -> ToolDefin
         used: Literal["ripgrep", "python"] = "python"
         if rg is not None:
             try:
-                await _rg_search(rg, args, root, collector)
+                for searched in roots:
+                    await _rg_search(rg, args, searched, collector)
                 used = "ripgrep"
             except _FallBack:
                 collector = _Collector(mode, collector.limit, after)
         if used == "python":
-            await run_blocking(lambda stop: _python_search(args, root, collector, stop))
+            for searched in roots:
+                await run_blocking(functools.partial(_python_search, args, searched, collector))
         return GrepValue(
             mode=mode,
             pattern=args.pattern,
@@ -576,3 +587,12 @@ def grep_tool(*, cwd: str | None = None, backend: Backend = "auto") -> ToolDefin
         present_call=present_call,
         present_result=present_result,
     )
+
+
+def searched_paths(arguments: Mapping[str, Any], cwd: str) -> tuple[str, ...]:
+    """The path a `grep` call with these (unvalidated) arguments searches, absolute, for the permission
+    policy to judge: `path` (default `cwd`), as `execute` resolves it. `glob` only filters the files below
+    it (ripgrep's `--glob` and `ignore.walk`'s overrides match paths relative to the root), so it cannot
+    move the search elsewhere."""
+    path = arguments.get("path")
+    return (resolve(path, cwd) if isinstance(path, str) and path else cwd,)

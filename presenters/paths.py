@@ -7,13 +7,15 @@ display, and the workspace-roots test. The one implementation of each (`acp_brid
 - `display_path(path, cwd)`: relative to the cwd when inside it, absolute otherwise. "Inside" is decided by
   path *segments* (`relative_inside`): `..cache/x` is inside (its first segment is `..cache`, not `..`),
   `../x` is not.
-- `is_inside_roots(path, roots)`: the same segment rule against each root, symlinks resolved, so a link
-  inside a root that points outside it counts as outside. A path spelled outside every root is outside
-  without touching the disk; inside, only the components below the root are checked for links.
+- `locate(path, roots)`: where a path lands, symlinks below its root followed: its real path and that path
+  relative to the real root holding it (what the permission policy judges), or None when it lands outside
+  every root. A path spelled outside every root is outside without touching the disk; inside, only the
+  components below the root are checked for links. `is_inside_roots` is `locate(...) is not None`.
 
 Invariant: pure string and filesystem-metadata logic; nothing here reads file contents or raises for a
-missing file, and `resolve`, `relative_inside` and `display_path` touch no file at all. Titles are the only
-place a relative path may appear (ACP §9: the wire carries absolute paths).
+missing file, and `resolve`, `relative_inside` and `display_path` touch no file at all. `locate` raises
+ValueError for a path no file can have (a NUL byte, an unencodable character): callers judge that first.
+Titles are the only place a relative path may appear (ACP §9: the wire carries absolute paths).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from registry_core import Agent
 
@@ -41,10 +44,11 @@ def session_roots(agent: Agent | None) -> tuple[str, ...]:
 
 def resolve(path: str, cwd: str) -> str:
     """Absolute, normalised form of `path` (relative paths are taken against `cwd`)."""
-    expanded = os.path.expanduser(path)
-    if not os.path.isabs(expanded):
-        expanded = os.path.join(cwd, expanded)
-    return os.path.normpath(expanded)
+    if path.startswith("~"):
+        path = os.path.expanduser(path)
+    if not os.path.isabs(path):
+        path = cwd + path if cwd.endswith(os.sep) else cwd + os.sep + path
+    return os.path.normpath(path)
 
 
 def relative_inside(path: str, base: str) -> str | None:
@@ -67,35 +71,68 @@ def display_path(path: str, cwd: str | None) -> str:
 
 
 def is_inside(path: str, root: str) -> bool:
-    """True when `path` (absolute) is `root` or below it, symlinks resolved (see `is_inside_roots`)."""
-    return is_inside_roots(path, (root,))
+    """True when `path` (absolute) is `root` or below it, symlinks resolved (see `locate`)."""
+    return locate(path, (root,)) is not None
 
 
 def is_inside_roots(path: str, roots: Sequence[str], real_roots: Sequence[str] | None = None) -> bool:
-    """True when `path` (absolute) lies inside any of `roots`, symlinks resolved: a link below a root that
-    points outside every root is outside.
+    """True when `path` (absolute) lies inside any of `roots`, symlinks resolved (see `locate`)."""
+    return locate(path, roots, real_roots) is not None
+
+
+class Located(NamedTuple):
+    """Where a path inside the roots lands. `real`: every symlink below its root followed; `rel`: `real`
+    relative to the real root holding it ("." for the root); `named_rel`: the path as named, relative to
+    the root it was named under (equal to `rel` unless a link was followed)."""
+
+    real: str
+    rel: str
+    named_rel: str
+
+
+def locate(
+    path: str, roots: Sequence[str], real_roots: Sequence[str] | None = None, *, normalised: bool = False
+) -> Located | None:
+    """Where `path` (absolute) lands inside `roots`, symlinks resolved, or None when it lands outside every
+    root: a link below a root that points outside every root is outside.
 
     Spelled outside every root (and every root's real path) means outside, without touching the disk;
     inside, only the components below the root are checked for links (one lstat each, stopping at the
     first that does not exist), and a link found there is resolved in full. `real_roots`: the roots'
     real paths in the same order, when the caller resolved them once (a session's roots do not move);
-    its `roots` are then taken as normalised already."""
-    path = os.path.normpath(path)
+    its `roots` are then taken as normalised already. `normalised`: `path` is (as `resolve` returns it).
+    Raises ValueError for an impossible path (NUL)."""
+    if not normalised:
+        path = os.path.normpath(path)
     if real_roots is None:
         roots = [os.path.normpath(r) for r in roots]
         real_roots = [os.path.realpath(r) for r in roots]
-    for root, real_root in zip((*roots, *real_roots), (*real_roots, *real_roots), strict=True):
-        rest = relative_inside(path, root)
-        if rest is None:
-            continue
-        current = real_root
-        for part in rest.split(os.sep) if rest != "." else ():
-            current = os.path.join(current, part)
-            try:
-                if stat.S_ISLNK(os.lstat(current).st_mode):
-                    target = os.path.realpath(path)
-                    return any(relative_inside(target, r) is not None for r in real_roots)
-            except OSError:
-                break  # the rest does not exist (yet): nothing below can be a link
-        return True
-    return False
+    for spelled in (roots, real_roots):
+        for root, real_root in zip(spelled, real_roots, strict=True):
+            rest = relative_inside(path, root)
+            if rest is not None:
+                return _below(path, rest, real_root, real_roots)
+    return None
+
+
+def _below(path: str, rest: str, real_root: str, real_roots: Sequence[str]) -> Located | None:
+    """`locate` for a path spelled `rest` below the root whose real path is `real_root`."""
+    if rest == ".":
+        return Located(real_root, ".", ".")
+    real = real_root + rest if real_root.endswith(os.sep) else real_root + os.sep + rest
+    # Each component below the root, shortest first: the first that is a link decides.
+    end = len(real) - len(rest) - 1
+    while end != -1:
+        end = real.find(os.sep, end + 1)
+        try:
+            mode = os.lstat(real if end == -1 else real[:end]).st_mode
+        except OSError:
+            break  # the rest does not exist (yet): nothing below can be a link
+        if stat.S_ISLNK(mode):
+            target = os.path.realpath(path)
+            for other in real_roots:
+                inside = relative_inside(target, other)
+                if inside is not None:
+                    return Located(target, inside, rest)
+            return None
+    return Located(real, rest, rest)

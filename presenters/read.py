@@ -1,8 +1,9 @@
 """`read`: a window of a text file's numbered lines, and its `read` card.
 
 - Defaults: 2,000 lines from the start; each line cut at 2,000 characters with a visible marker.
-- Binary files and images are reported (BINARY_FILE), never dumped; directories, missing files, permission
-  problems and invalid UTF-8 are clear errors.
+- An image (PNG, JPEG, GIF, WebP by name and first bytes, up to 10 MB) is returned as an image block: the
+  card shows it, a vision model sees it. Other binary files are reported (BINARY_FILE), never dumped;
+  directories, missing files, permission problems and invalid UTF-8 are clear errors.
 - Large files are streamed: one pass over fixed 1 MiB chunks counts lines (`bytes.count` is C-fast) and
   finds where the window starts, then only the window is decoded. A window at the end of a 100 MB file
   never holds more than one chunk plus the window.
@@ -16,6 +17,7 @@ Must not: load a large file whole, or return undecodable bytes to the model.
 
 from __future__ import annotations
 
+import base64
 import os
 import stat
 import threading
@@ -25,12 +27,15 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from registry_core import (
+    ContentBlock,
     FileLocation,
     GenericCallView,
     GenericResultView,
+    ImageBlock,
     Output,
     ReadFileLine,
     ReadResultView,
+    TextBlock,
     ToolDefinition,
     ToolError,
     ToolExecution,
@@ -46,6 +51,8 @@ from .fs_access import (
     decode,
     detect_encoding,
     editor_read,
+    format_size,
+    image_type,
     invalid_utf8,
     landing_of,
     not_text,
@@ -66,6 +73,9 @@ MAX_LINE_CHARS = 2000
 CHUNK = 1 << 20
 WHOLE_FILE_LIMIT = 1 << 20  # smaller files are read at once: simpler, and no slower
 UTF16_LIMIT = 64 << 20  # UTF-16 cannot be scanned for b"\n"; such files are decoded whole, up to this
+# Images a vision model takes (OpenAI's `image_url`: 20 MB), read whole up to this size.
+MAX_IMAGE_BYTES = 10 << 20
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".gif", ".webp")
 
 
 class ReadArgs(BaseModel):
@@ -78,6 +88,12 @@ class ReadArgs(BaseModel):
     limit: int | None = Field(default=None, ge=1, description="How many lines to read (default 2000).")
 
 
+class ReadImage(BaseModel):
+    mime_type: str
+    data: str  # base64
+    size: int
+
+
 class ReadValue(BaseModel):
     path: str
     cwd: str
@@ -88,6 +104,7 @@ class ReadValue(BaseModel):
     long_lines: int
     lang: str | None
     source: Literal["disk", "editor"]
+    image: ReadImage | None = None  # the file is an image: shown on the card, given to a vision model
 
 
 def _cut(text: str, longer: bool = False) -> tuple[str, bool]:
@@ -173,6 +190,24 @@ def _read_disk(
         return out, total, cut
 
 
+def _read_image(path: str, display: str, landing: Landing) -> ReadImage | None:
+    """The file as an image when its first bytes say it is one of `IMAGE_TYPES`; None otherwise. Too
+    large an image is refused as a binary file is."""
+    try:
+        f, info = open_regular(path, display, landing)
+    except OSError:
+        return None  # the text path reports the precise error
+    with f:
+        head = f.read(16)
+        mime = image_type(head)
+        if mime is None:
+            return None
+        if info.st_size > MAX_IMAGE_BYTES:
+            raise not_text(display, f"an image too large to show ({mime})", info.st_size)
+        data = head + f.read(MAX_IMAGE_BYTES)
+    return ReadImage(mime_type=mime, data=base64.b64encode(data).decode("ascii"), size=len(data))
+
+
 async def _execute(args: ReadArgs, ctx: ToolRunContext) -> ReadValue:
     cwd = session_cwd(ctx.agent)
     path = resolve(args.file_path, cwd)
@@ -181,6 +216,12 @@ async def _execute(args: ReadArgs, ctx: ToolRunContext) -> ReadValue:
     limit = args.limit or DEFAULT_LIMIT
     source: Literal["disk", "editor"] = "disk"
     landing = landing_of(ctx.execution, path)
+    if path.lower().endswith(IMAGE_SUFFIXES):
+        # An image is read from the disk whatever the editor holds: it is not edited as text.
+        image = await run_blocking(lambda _stop: _read_image(path, display, landing))
+        if image is not None:
+            return ReadValue(path=path, cwd=cwd, offset=1, lines=[], total_lines=0, truncated=False,
+                             long_lines=0, lang=None, source="disk", image=image)  # fmt: skip
     editor = await editor_read(ctx.agent, path, display, landing)
     if editor.text is not None:
         source = "editor"
@@ -211,8 +252,14 @@ async def _execute(args: ReadArgs, ctx: ToolRunContext) -> ReadValue:
     )
 
 
-def _render(args: ReadArgs, value: ReadValue) -> str:
+def _render(args: ReadArgs, value: ReadValue) -> str | list[ContentBlock]:
     display = display_path(value.path, value.cwd)
+    if value.image is not None:
+        image = value.image
+        return [
+            TextBlock(f"{display} is an image ({image.mime_type}, {format_size(image.size)}); it follows."),
+            ImageBlock(image.data, image.mime_type),
+        ]
     if value.total_lines == 0:
         return f"(The file {display} is empty.)"
     if not value.lines:
@@ -231,6 +278,10 @@ def _render(args: ReadArgs, value: ReadValue) -> str:
 
 
 def _meta(args: ReadArgs, value: ReadValue) -> dict[str, object]:
+    if value.image is not None:
+        # The bytes are in the result's content (the card shows them from there), not repeated here.
+        image = {"mime_type": value.image.mime_type, "size": value.image.size}
+        return {"path": value.path, "cwd": value.cwd, "image": image}
     return {
         "path": value.path,
         "cwd": value.cwd,
@@ -268,6 +319,9 @@ def read_tool(*, cwd: str | None = None) -> ToolDefinition:
     def present_result(args: ReadArgs, result: ToolResult) -> ReadResultView | GenericResultView:
         display = meta_display(result.meta)
         path = meta_field(result.meta, "path", str)
+        if not result.is_error and isinstance(result.meta, Mapping) and "image" in result.meta:
+            # No structured view: the card shows the result's content, the image included.
+            return GenericResultView(title=f"Read {display}")
         raw_lines = result.meta.get("lines") if isinstance(result.meta, Mapping) else None
         lines = raw_lines if isinstance(raw_lines, (tuple, list)) else None
         offset = meta_field(result.meta, "offset", int)
@@ -296,8 +350,8 @@ def read_tool(*, cwd: str | None = None) -> ToolDefinition:
         description=(
             "Read a text file. Returns numbered lines (cat -n style), 2000 lines from the start by default; "
             "use offset and limit to read a window of a long file. Lines longer than 2000 characters are "
-            "cut. Binary files and images are reported, not shown. Relative paths are taken from the "
-            "working directory."
+            "cut. Images (PNG, JPEG, GIF, WebP) are returned as images; other binary files are reported, "
+            "not shown. Relative paths are taken from the working directory."
         ),
         parameters=ReadArgs,
         output=Output(type=ReadValue, render=_render, presentation_meta=_meta),

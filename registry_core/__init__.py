@@ -26,9 +26,12 @@ from .errors import (
     ToolOutputError,
     Violation,
 )
-from .events import ToolCallEvent, ToolResultEvent
+from .events import CodeDispatchEvent, ToolCallEvent, ToolResultEvent
 from .execution import (
     Agent,
+    CodeDispatchLog,
+    NestedDispatch,
+    NestedTool,
     ToolExecution,
     ToolExecutionInput,
     ToolExecutionResult,
@@ -39,9 +42,8 @@ from .execution import (
     ToolRunContext,
     ToolSuccess,
 )
-from .json_schema import assert_object_schema, assert_supported, is_valid, validate
+from .json_schema import assert_object_schema, assert_supported, compile_validator, is_valid, validate
 from .json_values import FrozenDict, JsonValue, NotJsonError, snapshot, thaw
-from .pipeline import definition_of
 from .policy import (
     ACCEPT,
     ALLOW,
@@ -56,6 +58,9 @@ from .policy import (
     PreToolDecision,
 )
 from .presentation import (
+    ContentImage,
+    ContentResource,
+    ContentResourceLink,
     ContentText,
     DiffCallView,
     DiffResultView,
@@ -63,11 +68,14 @@ from .presentation import (
     FileLocation,
     GenericCallView,
     GenericResultView,
+    NestedCallProgress,
     ReadFileLine,
     ReadResultView,
+    ResultContent,
     SearchFileMatches,
     SearchLine,
     SearchResultView,
+    StatusProgress,
     TerminalCallView,
     TerminalOutputProgress,
     TerminalResultView,
@@ -80,7 +88,7 @@ from .presentation import (
     safe_present_call,
     safe_present_result,
 )
-from .registry import ExecutionMode, ToolRegistry, ToolRestriction, ToolScope
+from .registry import ExecutionMode, ToolRegistry, ToolRestriction, ToolsChange, ToolScope
 from .scheduler import plan_groups, run_step
 from .schema import SchemaCompileError, compile_parameters_spec, compile_type, compile_value_spec
 from .timeouts import timeout_wrapper
@@ -108,7 +116,12 @@ __all__ = [
     "CancelController",
     "CancelReason",
     "CancelSignal",
+    "CodeDispatchEvent",
+    "CodeDispatchLog",
     "ContentBlock",
+    "ContentImage",
+    "ContentResource",
+    "ContentResourceLink",
     "ContentText",
     "ContextMessage",
     "Deny",
@@ -123,6 +136,9 @@ __all__ = [
     "ImageBlock",
     "JsonSchemaError",
     "JsonValue",
+    "NestedCallProgress",
+    "NestedDispatch",
+    "NestedTool",
     "NotJsonError",
     "Output",
     "PostToolDecision",
@@ -130,10 +146,12 @@ __all__ = [
     "ReadFileLine",
     "ReadResultView",
     "RegistrationError",
+    "ResultContent",
     "SchemaCompileError",
     "SearchFileMatches",
     "SearchLine",
     "SearchResultView",
+    "StatusProgress",
     "TerminalCallView",
     "TerminalOutputProgress",
     "TerminalResultView",
@@ -162,6 +180,7 @@ __all__ = [
     "ToolRunContext",
     "ToolScope",
     "ToolSuccess",
+    "ToolsChange",
     "Violation",
     "WebResultView",
     "WebSource",
@@ -169,10 +188,10 @@ __all__ = [
     "assert_supported",
     "compile_parameters_spec",
     "compile_type",
+    "compile_validator",
     "compile_value_spec",
     "content_text",
     "define_tool",
-    "definition_of",
     "fuse",
     "is_valid",
     "parse_args_for_display",

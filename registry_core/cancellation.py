@@ -171,5 +171,7 @@ def derives_from(signal: CancelSignal, ancestor: CancelSignal) -> bool:
     if signal is ancestor or ancestor is NEVER:
         return True
     if isinstance(signal, FusedSignal):
-        return any(derives_from(parent, ancestor) for parent in signal.parents)
+        parents = signal.parents
+        # The usual case, a signal linked straight to the caller's, without a generator.
+        return ancestor in parents or any(derives_from(parent, ancestor) for parent in parents)
     return False

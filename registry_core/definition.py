@@ -1,10 +1,11 @@
 """`ToolDefinition`, the one registered shape of a tool, and `define_tool`, the typed way to build one.
 
 A raw `ToolDefinition` takes frozen JSON arguments and returns a JSON value; `define_tool` adds typed
-parameters and output for Python authors: pydantic models (or any type pydantic understands), or the
-seed's spec dictionaries. It compiles both to the enforced JSON-Schema subset, validates arguments before
+parameters and output for Python authors: the seed's spec dictionaries, or pydantic models (or any type
+pydantic understands). It compiles both to the enforced JSON-Schema subset, validates arguments before
 the body runs (`ToolArgsError`, listing every violation with its path) and the body's value against the
-output type (`ToolOutputError`).
+output type (`ToolOutputError`). Spec dictionaries need no pydantic: `pydantic_types` (and pydantic) is
+imported only when a tool declares a Python type, which keeps a registry of spec tools cheap to start.
 
 The registry calls `parse_args` once per call and hands the typed arguments to the body, `render`,
 `presentation_meta`, `is_concurrency_safe` and the presenters, so each runs against one validated view.
@@ -14,17 +15,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
-
 from .content import ContentBlock, TextBlock
-from .errors import RegistrationError, ToolArgsError, ToolOutputError, Violation
-from .execution import ToolExecution, ToolExecutionResult, ToolResult, ToolRunContext
-from .json_schema import JsonSchema, assert_object_schema, assert_supported, validate
-from .json_values import JsonValue, thaw
-from .schema import compile_parameters_spec, compile_type, compile_value_spec
+from .errors import RegistrationError, ToolArgsError, Violation
+from .execution import NestedTool, ToolExecution, ToolExecutionResult, ToolResult, ToolRunContext
+from .json_schema import JsonSchema, assert_object_schema, assert_supported, compile_validator
+from .json_values import JsonValue, NotJsonError, snapshot
+from .schema import compile_parameters_spec, compile_value_spec
 
 RenderFn = Callable[[Any, JsonValue], Sequence[ContentBlock]]
 FinalizeFn = Callable[[ToolExecution, ToolExecutionResult], Sequence[ContentBlock] | None]
@@ -40,6 +39,18 @@ class ToolOutputDefinition:
     presentation_meta: Callable[[Any, JsonValue], JsonValue] | None = None
     # Typed DSL hook: turn the canonical JSON value into the author's type before render/meta.
     parse_value: Callable[[JsonValue], Any] | None = None
+    _check: Callable[[JsonValue], list[Violation]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
+    def violations(self, value: JsonValue) -> list[Violation]:
+        """Every way `value` violates `schema`. The schema is compiled on the first call: a registered
+        definition is borrowed read-only (and its schema checked at registration)."""
+        check = self._check
+        if check is None:
+            check = compile_validator(self.schema)
+            object.__setattr__(self, "_check", check)
+        return check(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +74,14 @@ class ToolDefinition:
     # `present_call`'s; it may also pin what the question is about (the file a path leads to), so the body
     # does exactly that. `present_call` stays the pure card, the only one replay uses. Changes nothing.
     preview_call: Callable[[Any, ToolExecution], Awaitable[Any]] | None = None
+    # A raw schema that the tool's own server enforces (MCP): registration checks only that it is a JSON
+    # object schema with an object root, not that it stays inside the enforced subset, and it reaches the
+    # model as it was sent. The pipeline still requires the arguments to be a JSON object.
+    open_parameters: bool = False
+    # Optional: a description that depends on the tools its scope shows beside it (Code Mode's typed
+    # signatures of every tool a program may call). `schemas()` sends its text instead of `description`;
+    # should it fail, `description` is sent.
+    describe: Callable[[Sequence[NestedTool]], str] | None = None
 
 
 def check_definition(definition: ToolDefinition) -> None:
@@ -79,10 +98,15 @@ def check_definition(definition: ToolDefinition) -> None:
             assert_supported(definition.output.schema)
         except ValueError as exc:
             problems.append(f"output schema: {exc}")
-    try:
-        assert_object_schema(definition.parameters)
-    except ValueError as exc:
-        problems.append(f"parameters: {exc}")
+    if definition.open_parameters:
+        problem = _open_schema_problem(definition.parameters)
+        if problem is not None:
+            problems.append(f"parameters: {problem}")
+    else:
+        try:
+            assert_object_schema(definition.parameters)
+        except ValueError as exc:
+            problems.append(f"parameters: {exc}")
     timeout = definition.timeout_ms
     if timeout is not None and (
         isinstance(timeout, bool)
@@ -93,8 +117,23 @@ def check_definition(definition: ToolDefinition) -> None:
         problems.append(f"timeout_ms must be a positive finite number, got {timeout!r}")
     if not callable(definition.execute):
         problems.append("execute must be callable")
+    if definition.describe is not None and not callable(definition.describe):
+        problems.append("describe must be callable")
     if problems:
         raise RegistrationError(f"tool {getattr(definition, 'name', '?')!r}: " + "; ".join(problems))
+
+
+def _open_schema_problem(schema: Any) -> str | None:
+    """Why an open (server-enforced) parameter schema cannot be registered, or None."""
+    if not isinstance(schema, Mapping):
+        return f"a schema must be a JSON object, got {type(schema).__name__}"
+    try:
+        snapshot(schema)
+    except NotJsonError as exc:
+        return f"not lossless JSON at {exc.path or '/'}: {exc.reason}"
+    if schema.get("type") != "object":
+        return "the root must be {'type': 'object'}"
+    return None
 
 
 # --- define_tool ----------------------------------------------------------------------------------
@@ -111,14 +150,6 @@ class Output(Generic[P, O]):
     type: Any
     render: Callable[[P, O], Sequence[ContentBlock] | str]
     presentation_meta: Callable[[P, O], JsonValue] | None = None
-
-
-def _pydantic_violations(exc: ValidationError) -> list[Violation]:
-    out = []
-    for err in exc.errors():
-        path = "".join(f"/{part}" for part in err.get("loc", ()))
-        out.append(Violation(path, err.get("msg", "invalid")))
-    return out
 
 
 def define_tool(
@@ -140,66 +171,32 @@ def define_tool(
     parse_args: Callable[[JsonValue], Any]
     if isinstance(parameters, Mapping):
         params_schema = compile_parameters_spec(parameters)
+        check_params = compile_validator(params_schema)
 
         def parse_args(raw: JsonValue) -> Any:
-            violations = validate(params_schema, raw)
+            violations = check_params(raw)
             if violations:
                 raise ToolArgsError(name, violations)
             return raw  # the frozen JSON object is the typed view for spec tools
     else:
-        model: Any = parameters
-        params_schema = compile_type(model)
-        if params_schema.get("type") != "object":
-            raise RegistrationError(f"tool {name!r}: parameters must be an object type")
-        adapter: TypeAdapter[Any] = TypeAdapter(model)
+        from . import pydantic_types  # loads pydantic: only tools declared with Python types pay for it
 
-        def parse_args(raw: JsonValue) -> Any:
-            violations = validate(params_schema, raw)
-            if violations:
-                raise ToolArgsError(name, violations)
-            try:
-                return adapter.validate_python(thaw(raw))
-            except ValidationError as exc:
-                raise ToolArgsError(name, _pydantic_violations(exc)) from None
+        params_schema, parse_args = pydantic_types.typed_parameters(name, parameters)
 
     out_schema: dict[str, Any]
-    to_json: Callable[[Any], JsonValue]
-    from_json: Callable[[JsonValue], Any]
+    run: Callable[[Any, ToolRunContext], Awaitable[Any]]
+    from_json: Callable[[JsonValue], Any] | None
     if isinstance(output.type, Mapping):
         out_schema = compile_value_spec(output.type)
-
-        def to_json(value: Any) -> JsonValue:
-            return value
-
-        def from_json(value: JsonValue) -> Any:
-            return value
+        run = execute  # the body returns the JSON value; the pipeline validates it
+        from_json = None  # and the canonical JSON value is the typed view
     else:
-        out_adapter: TypeAdapter[Any] = TypeAdapter(output.type)
-        out_schema = compile_type(output.type, mode="serialization")
-        expected = output.type if isinstance(output.type, type) else None
+        from . import pydantic_types
 
-        def to_json(value: Any) -> JsonValue:
-            try:
-                if (
-                    expected is not None
-                    and issubclass(expected, BaseModel)
-                    and not isinstance(value, expected)
-                ):
-                    value = out_adapter.validate_python(value)
-                return out_adapter.dump_python(value, mode="json", by_alias=True)
-            except (ValidationError, TypeError, ValueError) as exc:
-                violations = (
-                    _pydantic_violations(exc)
-                    if isinstance(exc, ValidationError)
-                    else [Violation("", str(exc))]
-                )
-                raise ToolOutputError(name, violations) from None
+        out_schema, to_json, from_json = pydantic_types.typed_output(name, output.type)
 
-        def from_json(value: JsonValue) -> Any:
-            return out_adapter.validate_python(thaw(value))
-
-    async def run(args: Any, ctx: ToolRunContext) -> Any:
-        return to_json(await execute(args, ctx))
+        async def run(args: Any, ctx: ToolRunContext) -> Any:
+            return to_json(await execute(args, ctx))
 
     def render(args: Any, value: JsonValue) -> Sequence[ContentBlock]:
         rendered = output.render(args, value)

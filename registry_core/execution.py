@@ -7,9 +7,9 @@ disagreeing identity. Results are a closed union: `ToolSuccess` (with the execut
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .cancellation import NEVER, CancelSignal
 from .content import ContentBlock, ContextMessage
@@ -47,6 +47,8 @@ class ToolExecutionToken:
 
 ProgressSink = Callable[["ToolExecution", "ToolProgress"], None]
 
+ExecutionMode = Literal["parallel", "exclusive"]
+
 
 @dataclass(frozen=True, slots=True)
 class ToolExecutionInput:
@@ -64,7 +66,11 @@ class ToolExecutionInput:
 
 @dataclass(frozen=True, slots=True)
 class ToolExecution:
-    """The pipeline-owned call: arguments snapshotted and deep-frozen once, a registry-assigned token."""
+    """The pipeline-owned call: arguments snapshotted and deep-frozen once, a registry-assigned token.
+
+    `timeout_ms` is the resolved tool's deadline (host-only, never sent to a model), carried here so an
+    execute wrapper (the timeout policy) reads it from the call it wraps instead of looking the tool up.
+    """
 
     call_id: str
     name: str
@@ -74,6 +80,7 @@ class ToolExecution:
     agent: Agent | None = None
     parent: ToolExecutionToken | None = None
     on_progress: ProgressSink | None = None
+    timeout_ms: float | None = None
 
     def with_signal(self, signal: CancelSignal) -> ToolExecution:
         # Direct construction: `dataclasses.replace` costs several microseconds on this hot path.
@@ -86,6 +93,7 @@ class ToolExecution:
             self.agent,
             self.parent,
             self.on_progress,
+            self.timeout_ms,
         )
 
 
@@ -147,13 +155,64 @@ class ToolResult:
         return ToolResult(result.content, result.is_error, result.error, result.meta)
 
 
+@dataclass(frozen=True, slots=True)
+class NestedTool:
+    """A tool a composite tool's nested calls may name, as the composite's scope shows it: the
+    model-facing fields plus the declared output schema, so the composite can tell its own caller (a
+    program's author) what each call returns. Never sent to a model as a tool schema."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    output: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class CodeDispatchLog:
+    """One settled Code Mode sub-dispatch about to be logged, as the `tools/code-dispatch-log` waterfall
+    sees it: the outer execution (`execution`: session owner, outer call identity), the sub-call's
+    identity and arguments, and its outcome. `content` is the rendered result projection (what a
+    top-level `tool/result` would carry); the program itself received the structured value, or only the
+    error message. A listener may reshape the content of the durable copy, nothing else."""
+
+    execution: ToolExecution
+    sub_call_id: str  # `<outer call id>:code:<n>`
+    name: str
+    arguments: JsonValue
+    is_error: bool
+    content: tuple[ContentBlock, ...]
+    error: ToolFailureInfo | None = None
+    meta: JsonValue = None
+
+    @property
+    def agent(self) -> Agent | None:
+        return self.execution.agent
+
+
+class NestedDispatch(Protocol):
+    """What a composite tool's body may do with the scope its own call runs in (`ToolRunContext.nested`):
+    see the tools a nested call may name, ask how one would be scheduled, dispatch one through the full
+    pipeline, and log a settled Code Mode sub-dispatch (the `tools/code-dispatch-log` waterfall, then the
+    durable `tool/code-dispatch` event to the registry's observers)."""
+
+    def nested_tools(self) -> list[NestedTool]: ...
+
+    def execution_mode(self, name: str, arguments: Any) -> ExecutionMode: ...
+
+    async def execute(self, call: ToolExecutionInput) -> ToolExecutionResult: ...
+
+    async def log_code_dispatch(self, entry: CodeDispatchLog) -> None: ...
+
+
 class ToolRunContext:
-    """Handed to a tool body: the execution plus the composite-tool and progress channels."""
+    """Handed to a tool body: the execution plus the composite-tool and progress channels. `nested` is the
+    scope the call runs in (None when a caller built the context by hand)."""
 
-    __slots__ = ("_concluded", "_deferred", "_partial_meta", "execution")
+    __slots__ = ("_concluded", "_deferred", "_partial_meta", "execution", "nested")
 
-    def __init__(self, execution: ToolExecution) -> None:
+    def __init__(self, execution: ToolExecution, nested: NestedDispatch | None = None) -> None:
         self.execution = execution
+        self.nested = nested
         self._deferred: list[ContextMessage] = []
         self._concluded = False
         self._partial_meta: Any = None

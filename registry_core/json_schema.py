@@ -17,11 +17,11 @@ Invariant: pure functions; no I/O, no knowledge of tools.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from .errors import JsonSchemaError, Violation
-from .json_values import NotJsonError, snapshot
+from .json_values import FrozenDict, NotJsonError, snapshot
 
 JsonSchema = Mapping[str, Any]
 
@@ -135,7 +135,7 @@ def _check_node(node: Any, path: str, problems: list[Violation]) -> None:
             where = f"{path}/enum/{i}" if key == "enum" else f"{path}/const"
             if not _is_scalar(val):
                 problems.append(Violation(where, f"{val!r} is not a JSON scalar"))
-            elif typ is not None and not _matches_type(typ, val):
+            elif typ is not None and not _TYPE_TESTS.get(typ, _never)(val):
                 problems.append(Violation(where, f"{val!r} does not match type {typ!r}"))
 
 
@@ -143,26 +143,6 @@ def _is_scalar(value: Any) -> bool:
     if isinstance(value, float):
         return math.isfinite(value)
     return value is None or isinstance(value, (str, bool, int))
-
-
-def _matches_type(typ: str, value: Any) -> bool:
-    if typ == "object":
-        return isinstance(value, Mapping)
-    if typ == "array":
-        return isinstance(value, (list, tuple))
-    if typ == "string":
-        return isinstance(value, str)
-    if typ == "boolean":
-        return isinstance(value, bool)
-    if typ == "null":
-        return value is None
-    if isinstance(value, bool):
-        return False
-    if typ == "integer":
-        return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-    if typ == "number":
-        return isinstance(value, (int, float))
-    return False
 
 
 def json_equal(a: Any, b: Any) -> bool:
@@ -180,15 +160,24 @@ def json_equal(a: Any, b: Any) -> bool:
 
 def validate(schema: JsonSchema, value: Any) -> list[Violation]:
     """Every way `value` violates `schema` (which must already pass `assert_supported`)."""
-    out: list[Violation] = []
-    _validate(schema, value, "", out)
-    return out
+    return compile_validator(schema)(value)
 
 
 def is_valid(schema: JsonSchema, value: Any) -> bool:
-    out: list[Violation] = []
-    _validate(schema, value, "", out)
-    return not out
+    return not validate(schema, value)
+
+
+def compile_validator(schema: JsonSchema) -> Callable[[Any], list[Violation]]:
+    """`validate` for one schema, compiled once: for a schema checked on every call (a tool's parameters
+    or output). The schema must pass `assert_supported`, and must not change afterwards."""
+    check = _compile(schema)
+
+    def violations(value: Any) -> list[Violation]:
+        out: list[Violation] = []
+        check(value, None, out)
+        return out
+
+    return violations
 
 
 def _type_name(value: Any) -> str:
@@ -209,41 +198,132 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def _validate(node: JsonSchema, value: Any, path: str, out: list[Violation]) -> None:
+# A node's path is a chain of (parent, segment) pairs, spelled out only when a violation is recorded:
+# validation runs on every call, mostly on valid values.
+Path = tuple["Path", str | int] | None
+Check = Callable[[Any, Path, list[Violation]], None]
+
+
+def _pointer(path: Path) -> str:
+    segments: list[str] = []
+    while path is not None:
+        path, segment = path
+        segments.append(f"/{segment}")
+    return "".join(reversed(segments))
+
+
+def _violation(path: Path, message: str) -> Violation:
+    return Violation(_pointer(path), message)
+
+
+def _is_object(value: Any) -> bool:
+    cls = type(value)
+    return cls is FrozenDict or cls is dict or isinstance(value, Mapping)
+
+
+def _is_array(value: Any) -> bool:
+    cls = type(value)
+    return cls is tuple or cls is list or isinstance(value, (list, tuple))
+
+
+def _is_string(value: Any) -> bool:
+    return type(value) is str or isinstance(value, str)
+
+
+def _is_integer(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+
+
+def _is_number(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float))
+
+
+_TYPE_TESTS: Final[dict[str, Callable[[Any], bool]]] = {
+    "object": _is_object,
+    "array": _is_array,
+    "string": _is_string,
+    "integer": _is_integer,
+    "number": _is_number,
+    "boolean": lambda value: isinstance(value, bool),
+    "null": lambda value: value is None,
+}
+
+
+def _never(value: Any) -> bool:
+    return False
+
+
+def _accept(value: Any, path: Path, out: list[Violation]) -> None:
+    return None
+
+
+def _compile(node: JsonSchema) -> Check:
+    """One node's check. The rules, in the order their violations are reported: type (nothing else is
+    checked on a mismatch), enum, const, oneOf (exactly one branch), then an object's required and
+    additional properties and each property's own node, or an array's items."""
     typ = node.get("type")
-    if typ is not None and not _matches_type(typ, value):
-        out.append(Violation(path, f"expected {typ}, got {_type_name(value)}"))
-        return
-    if "enum" in node and not any(json_equal(value, v) for v in node["enum"]):
-        out.append(Violation(path, f"must be one of {list(node['enum'])!r}, got {value!r}"))
-    if "const" in node and not json_equal(value, node["const"]):
-        out.append(Violation(path, f"must be {node['const']!r}, got {value!r}"))
-    if "oneOf" in node:
-        matched = 0
-        for branch in node["oneOf"]:
-            branch_out: list[Violation] = []
-            _validate(branch, value, path, branch_out)
-            if not branch_out:
-                matched += 1
-        if matched == 0:
-            kinds = [str(b.get("type", "a listed shape")) for b in node["oneOf"]]
-            out.append(
-                Violation(path, f"expected one of {' | '.join(kinds)}, got {_type_name(value)} {value!r}")
-            )
-        elif matched > 1:
-            out.append(Violation(path, f"must match exactly one oneOf branch, matched {matched}"))
-    if isinstance(value, Mapping):
-        props: Mapping[str, Any] = node.get("properties", {})
-        for name in node.get("required", ()):
-            if name not in value:
-                out.append(Violation(f"{path}/{name}", "required property is missing"))
-        for name, item in value.items():
-            sub = props.get(name)
-            if sub is not None:
-                _validate(sub, item, f"{path}/{name}", out)
-            elif node.get("additionalProperties") is False:
-                out.append(Violation(f"{path}/{name}", "additional property is not allowed"))
-    elif isinstance(value, (list, tuple)) and "items" in node:
-        items = node["items"]
-        for i, item in enumerate(value):
-            _validate(items, item, f"{path}/{i}", out)
+    type_ok = _TYPE_TESTS.get(typ, _never) if typ is not None else None
+    enum = tuple(node["enum"]) if "enum" in node else None
+    has_const = "const" in node
+    const = node.get("const")
+    branches = tuple(_compile(b) for b in node["oneOf"]) if "oneOf" in node else None
+    kinds = " | ".join(str(b.get("type", "a listed shape")) for b in node.get("oneOf", ()))
+    properties: dict[str, Check] = {n: _compile(sub) for n, sub in node.get("properties", {}).items()}
+    required = tuple(node.get("required", ()))
+    closed = node.get("additionalProperties") is False
+    items = _compile(node["items"]) if "items" in node else None
+    if items is _accept:
+        items = None
+    walks_object = bool(required or closed or any(c is not _accept for c in properties.values()))
+
+    plain = enum is None and not has_const and branches is None and not walks_object and items is None
+    if plain and type_ok is None:
+        return _accept
+    if plain and type_ok is not None:
+        leaf_type = type_ok
+
+        def check_type(value: Any, path: Path, out: list[Violation]) -> None:
+            if not leaf_type(value):
+                out.append(_violation(path, f"expected {typ}, got {_type_name(value)}"))
+
+        return check_type
+
+    def check(value: Any, path: Path, out: list[Violation]) -> None:
+        if type_ok is not None and not type_ok(value):
+            out.append(_violation(path, f"expected {typ}, got {_type_name(value)}"))
+            return
+        if enum is not None and not any(json_equal(value, v) for v in enum):
+            out.append(_violation(path, f"must be one of {list(enum)!r}, got {value!r}"))
+        if has_const and not json_equal(value, const):
+            out.append(_violation(path, f"must be {const!r}, got {value!r}"))
+        if branches is not None:
+            matched = 0
+            for branch in branches:
+                branch_out: list[Violation] = []
+                branch(value, path, branch_out)
+                if not branch_out:
+                    matched += 1
+            if matched == 0:
+                out.append(_violation(path, f"expected one of {kinds}, got {_type_name(value)} {value!r}"))
+            elif matched > 1:
+                out.append(_violation(path, f"must match exactly one oneOf branch, matched {matched}"))
+        cls = type(value)
+        if cls is str or cls is int or cls is bool or value is None or cls is float:
+            return
+        if walks_object and _is_object(value):
+            for name in required:
+                if name not in value:
+                    out.append(_violation((path, name), "required property is missing"))
+            for name, item in value.items():
+                sub = properties.get(name)
+                if sub is not None:
+                    sub(item, (path, name), out)
+                elif closed:
+                    out.append(_violation((path, name), "additional property is not allowed"))
+        elif items is not None and _is_array(value):
+            for i, item in enumerate(value):
+                items(item, (path, i), out)
+
+    return check

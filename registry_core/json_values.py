@@ -11,7 +11,7 @@ Invariant: nothing here does I/O or knows about tools.
 from __future__ import annotations
 
 import math
-from collections.abc import ItemsView, Iterator, KeysView, Mapping, ValuesView
+from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import Any, TypeAlias
 
 JsonValue: TypeAlias = Any
@@ -35,8 +35,8 @@ class FrozenDict(Mapping[str, Any]):
     _hash: int | None
 
     def __init__(self, data: dict[str, Any]) -> None:
-        object.__setattr__(self, "_data", data)
-        object.__setattr__(self, "_hash", None)
+        _set_data(self, data)
+        _set_hash(self, None)
 
     def __getitem__(self, key: str) -> Any:
         return self._data[key]
@@ -72,9 +72,7 @@ class FrozenDict(Mapping[str, Any]):
 
     def __hash__(self) -> int:
         if self._hash is None:
-            object.__setattr__(
-                self, "_hash", hash(frozenset((k, _hashable(v)) for k, v in self._data.items()))
-            )
+            _set_hash(self, hash(frozenset((k, _hashable(v)) for k, v in self._data.items())))
         assert self._hash is not None
         return self._hash
 
@@ -86,6 +84,11 @@ class FrozenDict(Mapping[str, Any]):
 
     def __delattr__(self, name: str) -> None:
         raise TypeError("FrozenDict is immutable")
+
+
+# The slots' own setters: `object.__setattr__` by name is slower, and a FrozenDict is built per object.
+_set_data: Callable[[FrozenDict, dict[str, Any]], None] = vars(FrozenDict)["_data"].__set__
+_set_hash: Callable[[FrozenDict, int | None], None] = vars(FrozenDict)["_hash"].__set__
 
 
 def _hashable(value: Any) -> Any:
@@ -101,58 +104,86 @@ def snapshot(value: Any, *, path: str = "") -> JsonValue:
 
     Accepts dicts/Mappings (string keys), lists/tuples, str, bool, int, finite float and None.
     """
-    return _snapshot(value, path, set())
+    try:
+        return _snapshot(value, set())
+    except NotJsonError as exc:
+        if not path:
+            raise
+        raise NotJsonError(path + exc.path, exc.reason) from None
 
 
-def _snapshot(value: Any, path: str, active: set[int]) -> JsonValue:
-    # Fast path for the common exact types; ABC checks (Mapping) are slow on the hot path.
+# The hot path of every call (arguments, values, metadata): exact types are tested first (ABC checks such
+# as `isinstance(x, Mapping)` are slow), scalars inside containers are copied without a call, and an
+# error's path is built only when there is an error, segment by segment on the way out.
+
+
+def _snapshot(value: Any, active: set[int]) -> JsonValue:
     cls = type(value)
-    if cls is str or cls is bool or value is None:
+    if cls is str or cls is int or cls is bool or value is None:
         return value
-    if cls is int:
+    if cls is dict or cls is FrozenDict:
+        return _snapshot_mapping(value, active)
+    if cls is list or cls is tuple:
+        return _snapshot_sequence(value, active)
+    if cls is float:
+        if not math.isfinite(value):
+            raise NotJsonError("", f"non-finite number {value!r} is not JSON")
         return value
-    if cls is dict:
-        # Exact dicts and lists skip the slow ABC checks below (model arguments are plain JSON).
-        return _snapshot_mapping(value, path, active)
-    # Order matters: bool is an int subclass, and str is checked before generic sequences.
-    if value is None or isinstance(value, (str, bool)):
+    # Subclasses and other mappings: order matters, bool is an int subclass and str a sequence.
+    if isinstance(value, (str, bool)):
         return value
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
-        if not math.isfinite(value):
-            raise NotJsonError(path, f"non-finite number {value!r} is not JSON")
-        return value
+        return _snapshot(float(value), active)
     if isinstance(value, Mapping):
-        return _snapshot_mapping(value, path, active)
+        return _snapshot_mapping(value, active)
     if isinstance(value, (list, tuple)):
-        ident = id(value)
-        if ident in active:
-            raise NotJsonError(path, "cycle: the value contains itself")
-        active.add(ident)
-        try:
-            return tuple(_snapshot(item, f"{path}/{i}", active) for i, item in enumerate(value))
-        finally:
-            active.discard(ident)
-    raise NotJsonError(path, f"{type(value).__name__} is not a JSON value")
+        return _snapshot_sequence(value, active)
+    raise NotJsonError("", f"{type(value).__name__} is not a JSON value")
 
 
-def _snapshot_mapping(value: Mapping[Any, Any], path: str, active: set[int]) -> FrozenDict:
+def _snapshot_mapping(value: Mapping[Any, Any], active: set[int]) -> FrozenDict:
     ident = id(value)
     if ident in active:
-        raise NotJsonError(path, "cycle: the value contains itself")
+        raise NotJsonError("", "cycle: the value contains itself")
     active.add(ident)
-    try:
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            if type(key) is not str:
-                if not isinstance(key, str):
-                    raise NotJsonError(path, f"object key {key!r} is not a string")
-                key = str(key)
-            out[key] = _snapshot(item, f"{path}/{_escape(key)}", active)
-        return FrozenDict(out)
-    finally:
-        active.discard(ident)
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        if type(key) is not str:
+            if not isinstance(key, str):
+                raise NotJsonError("", f"object key {key!r} is not a string")
+            key = str(key)
+        cls = type(item)
+        if cls is str or cls is int or cls is bool or item is None:
+            out[key] = item
+            continue
+        try:
+            out[key] = _snapshot(item, active)
+        except NotJsonError as exc:
+            raise NotJsonError(f"/{_escape(key)}{exc.path}", exc.reason) from None
+    # Not in a `finally`: on an error the whole snapshot, and this set, is abandoned.
+    active.discard(ident)
+    return FrozenDict(out)
+
+
+def _snapshot_sequence(value: list[Any] | tuple[Any, ...], active: set[int]) -> tuple[Any, ...]:
+    ident = id(value)
+    if ident in active:
+        raise NotJsonError("", "cycle: the value contains itself")
+    active.add(ident)
+    out: list[Any] = []
+    for i, item in enumerate(value):
+        cls = type(item)
+        if cls is str or cls is int or cls is bool or item is None:
+            out.append(item)
+            continue
+        try:
+            out.append(_snapshot(item, active))
+        except NotJsonError as exc:
+            raise NotJsonError(f"/{i}{exc.path}", exc.reason) from None
+    active.discard(ident)
+    return tuple(out)
 
 
 def _escape(key: str) -> str:

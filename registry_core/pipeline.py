@@ -13,6 +13,9 @@ Order (the seed contract):
   7. result observers (failures contained)
 Nothing here raises for a tool's fault: every failure is a `ToolFailure`. Only the caller's own asyncio
 cancellation propagates (never swallowed).
+
+The pipeline owns the two `Protocol`s below, what it needs from a registry scope; `registry` implements
+them and imports this module, never the other way round.
 """
 
 from __future__ import annotations
@@ -20,10 +23,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from . import errors
 from .cancellation import CancelSignal, close_fused, derives_from, fuse
@@ -31,6 +33,7 @@ from .content import ContentBlock, ContextMessage, ImageBlock, TextBlock
 from .definition import ToolDefinition
 from .errors import ToolError, Violation
 from .execution import (
+    NestedDispatch,
     ToolExecution,
     ToolExecutionInput,
     ToolExecutionResult,
@@ -40,7 +43,6 @@ from .execution import (
     ToolRunContext,
     ToolSuccess,
 )
-from .json_schema import validate
 from .json_values import JsonValue, NotJsonError, snapshot
 from .policy import (
     ALLOW,
@@ -48,24 +50,51 @@ from .policy import (
     Accept,
     Allow,
     ApprovalAnswer,
+    ApprovalService,
     Ask,
     Block,
     Deny,
+    ExecuteWrapper,
+    PostExecuteListener,
     PostToolDecision,
+    PreExecuteListener,
     PreToolDecision,
+    ResultObserver,
+    ToolGuard,
 )
-
-if TYPE_CHECKING:
-    from .registry import ToolScope
 
 log = logging.getLogger(__name__)
 
-_definitions: weakref.WeakKeyDictionary[ToolExecutionToken, ToolDefinition] = weakref.WeakKeyDictionary()
+
+class PipelineHooks(Protocol):
+    """The registry-wide part of a call's run: its hook lists, approval service and token labels."""
+
+    @property
+    def pre_execute(self) -> Sequence[PreExecuteListener]: ...
+    @property
+    def guards(self) -> Sequence[ToolGuard]: ...
+    @property
+    def execute_wrappers(self) -> Sequence[ExecuteWrapper]: ...
+    @property
+    def post_execute(self) -> Sequence[PostExecuteListener]: ...
+    @property
+    def result_observers(self) -> Sequence[ResultObserver]: ...
+    @property
+    def approval(self) -> ApprovalService | None: ...
+
+    def next_token_label(self, call_id: str) -> str: ...
 
 
-def definition_of(execution: ToolExecution) -> ToolDefinition | None:
-    """The definition an in-flight execution resolved to (for wrappers such as the timeout policy)."""
-    return _definitions.get(execution.token)
+class PipelineScope(NestedDispatch, Protocol):
+    """The scope a call runs in: which definition a name resolves to, and the registry's hooks. A body
+    gets it as `ToolRunContext.nested`, so a composite tool's nested calls run in the same scope."""
+
+    @property
+    def registry(self) -> PipelineHooks: ...
+
+    def get(self, name: str) -> ToolDefinition | None: ...
+
+    def names(self) -> list[str]: ...
 
 
 def failure(code: str, message: str, *, meta: JsonValue = None) -> ToolFailure:
@@ -76,7 +105,7 @@ def _preview(raw: str, limit: int = 200) -> str:
     return raw if len(raw) <= limit else raw[:limit] + "…"
 
 
-async def run_pipeline(scope: ToolScope, call: ToolExecutionInput) -> ToolExecutionResult:
+async def run_pipeline(scope: PipelineScope, call: ToolExecutionInput) -> ToolExecutionResult:
     registry = scope.registry
     token = ToolExecutionToken(registry.next_token_label(call.call_id))
 
@@ -103,23 +132,23 @@ async def run_pipeline(scope: ToolScope, call: ToolExecutionInput) -> ToolExecut
                     f"got {type(call.arguments).__name__}.",
                 )
 
-    execution = ToolExecution(
-        call_id=call.call_id,
-        name=call.name,
-        arguments=frozen,
-        signal=call.signal,
-        token=token,
-        agent=call.agent,
-        parent=call.parent,
-        on_progress=call.on_progress,
-    )
     definition = scope.get(call.name)
+    execution = ToolExecution(
+        call.call_id,
+        call.name,
+        frozen,
+        call.signal,
+        token,
+        call.agent,
+        call.parent,
+        call.on_progress,
+        definition.timeout_ms if definition is not None else None,
+    )
     if definition is None:
         result: ToolExecutionResult = failure(
             errors.UNKNOWN_TOOL, str(errors.ToolNotFoundError(call.name, scope.names()))
         )
         return await _observe(scope, execution, result)
-    _definitions[token] = definition
     # Snapshot the callback when execution starts, as the contract says.
     finalize = definition.finalize_content
 
@@ -142,7 +171,7 @@ async def run_pipeline(scope: ToolScope, call: ToolExecutionInput) -> ToolExecut
 
 
 async def _policy_and_dispatch(
-    scope: ToolScope, definition: ToolDefinition, execution: ToolExecution, typed: Any
+    scope: PipelineScope, definition: ToolDefinition, execution: ToolExecution, typed: Any
 ) -> ToolExecutionResult:
     registry = scope.registry
 
@@ -157,7 +186,7 @@ async def _policy_and_dispatch(
         return decision  # type: ignore[no-any-return]
 
     try:
-        decision: Any = await pre(0)
+        decision: Any = await pre(0) if listeners else ALLOW
     except asyncio.CancelledError:
         raise
     except Exception as exc:
@@ -200,7 +229,7 @@ async def _policy_and_dispatch(
         current = execution if signal is caller_signal else execution.with_signal(signal)
         try:
             if i >= len(wrappers):
-                ctx = ToolRunContext(current)
+                ctx = ToolRunContext(current, scope)
                 contexts.append(ctx)
                 return await _run_body(definition, current, ctx, typed)
             return await wrappers[i](current, lambda v: dispatch(i + 1, v))
@@ -228,7 +257,7 @@ async def _policy_and_dispatch(
     return result
 
 
-async def _ask(scope: ToolScope, execution: ToolExecution, decision: Ask) -> ToolFailure | None:
+async def _ask(scope: PipelineScope, execution: ToolExecution, decision: Ask) -> ToolFailure | None:
     service = scope.registry.approval
     what = f"Tool {execution.name!r}"
     if execution.agent is None:
@@ -364,7 +393,7 @@ def _materialise_success(
         return failure(
             errors.INVALID_TOOL_OUTPUT, str(errors.ToolOutputError(name, [Violation(exc.path, exc.reason)]))
         )
-    violations = validate(definition.output.schema, frozen)
+    violations = definition.output.violations(frozen)
     if violations:
         return failure(errors.INVALID_TOOL_OUTPUT, str(errors.ToolOutputError(name, violations)))
     try:
@@ -390,7 +419,7 @@ def _content_tuple(content: Any) -> tuple[ContentBlock, ...]:
 
 
 async def _post_execute(
-    scope: ToolScope,
+    scope: PipelineScope,
     definition: ToolDefinition,
     execution: ToolExecution,
     typed: Any,
@@ -461,7 +490,7 @@ def _finalize(finalize: Any, execution: ToolExecution, result: ToolExecutionResu
 
 
 async def _observe(
-    scope: ToolScope, execution: ToolExecution, result: ToolExecutionResult
+    scope: PipelineScope, execution: ToolExecution, result: ToolExecutionResult
 ) -> ToolExecutionResult:
     for observer in list(scope.registry.result_observers):
         try:

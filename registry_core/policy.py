@@ -5,18 +5,24 @@ Pre-execute listeners form a waterfall: each gets `(execution, next)` and either
 only when the approval service answers "allowed-once" (no service, no agent or any other answer denies;
 "cancelled" stays a cancellation). Guards run after the waterfall and can only deny. Post-execute
 listeners may accept (optionally replacing content *or* value), or block with corrective feedback.
+
+Code Mode adds one waterfall and one observer list: `tools/code-dispatch-log` listeners get
+`(entry, next)` for each settled sub-dispatch and return the content of its durable copy (`next()` gives
+the default: the content as the later listeners leave it); code-dispatch observers then receive the
+durable `tool/code-dispatch` event.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from .content import ContentBlock, ContextMessage
 
 if TYPE_CHECKING:
-    from .execution import ToolExecution, ToolExecutionResult
+    from .events import CodeDispatchEvent
+    from .execution import CodeDispatchLog, ToolExecution, ToolExecutionResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +95,12 @@ ToolGuard = Callable[["ToolExecution"], str | None]
 ExecuteNext = Callable[["ToolExecution"], Awaitable["ToolExecutionResult"]]
 ExecuteWrapper = Callable[["ToolExecution", ExecuteNext], Awaitable["ToolExecutionResult"]]
 ResultObserver = Callable[["ToolExecution", "ToolExecutionResult"], Any]
+CodeDispatchNext = Callable[[], Awaitable[tuple[ContentBlock, ...]]]
+CodeDispatchLogListener = Callable[
+    ["CodeDispatchLog", CodeDispatchNext], Awaitable[Sequence[ContentBlock]] | Sequence[ContentBlock]
+]
+# The outer (program) execution and the durable event of one of its sub-calls.
+CodeDispatchObserver = Callable[["ToolExecution", "CodeDispatchEvent"], Any]
 
 ApprovalOutcome = Literal["allowed-once", "denied", "cancelled"]
 

@@ -12,32 +12,34 @@ back to a generic card). Presenters never raise into the pipeline or the bridge.
 
 Invariant: this module knows no wire protocol (ACP, LSP); `acp_bridge.mapping` is the one translator.
 Paths in views are absolute; display paths (relative to a session cwd) are the bridge's job.
+
+Views are `Record`s: frozen, keyword-only, checked when built (a mapping is checked into the typed view by
+the `card` tag), and cheap to define at start-up.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import Annotated, Any, Literal, TypeVar
-
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, Literal
 
 from .json_values import JsonValue
+from .records import AtLeast, Record, RecordError
 
 log = logging.getLogger(__name__)
 
 ToolCallKind = Literal["read", "edit", "delete", "move", "search", "execute", "fetch", "think", "other"]
 
 
-class _View(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=False)
+class _View(Record):
+    """A card or a part of one."""
 
 
 class FileLocation(_View):
     """A file a call reads or modifies (for editor follow-along). `line` is 1-based."""
 
     path: str
-    line: int | None = Field(default=None, ge=1)
+    line: Annotated[int, AtLeast(1)] | None = None
 
 
 class FileDiff(_View):
@@ -51,7 +53,7 @@ class FileDiff(_View):
 class ReadFileLine(_View):
     """One 1-based numbered line of a read window."""
 
-    number: int = Field(ge=1)
+    number: Annotated[int, AtLeast(1)]
     text: str
 
 
@@ -60,6 +62,39 @@ class ContentText(_View):
 
     type: Literal["text"] = "text"
     text: str
+
+
+class ContentImage(_View):
+    """An image a result card shows (base64 `data`)."""
+
+    type: Literal["image"] = "image"
+    data: str
+    mime_type: str
+
+
+class ContentResourceLink(_View):
+    """A resource a result points at (a URI the client may open), not its contents."""
+
+    type: Literal["resource_link"] = "resource_link"
+    uri: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+    size: Annotated[int, AtLeast(0)] | None = None
+
+
+class ContentResource(_View):
+    """A resource whose text a result embeds."""
+
+    type: Literal["resource"] = "resource"
+    uri: str
+    text: str
+    mime_type: str | None = None
+
+
+# What a result card may show besides text: a tool's own images and resources (an MCP server's result).
+ResultContent = ContentText | ContentImage | ContentResourceLink | ContentResource
 
 
 # --- pending (call-time) views -------------------------------------------------------------------
@@ -90,16 +125,21 @@ class DiffCallView(_View):
     locations: tuple[FileLocation, ...] = ()
 
 
-ToolCallView = Annotated[GenericCallView | TerminalCallView | DiffCallView, Field(discriminator="card")]
+ToolCallView = GenericCallView | TerminalCallView | DiffCallView
 
 
 # --- completed (result-time) views ---------------------------------------------------------------
 
 
 class GenericResultView(_View):
+    """The default completed card. `kind` (when given) re-states the card's kind; `raw_output` is the
+    result's own structured data, for clients that show a call's raw output."""
+
     card: Literal["generic"] = "generic"
     title: str | None = None
-    content: tuple[ContentText, ...] | None = None
+    content: tuple[ResultContent, ...] | None = None
+    kind: ToolCallKind | None = None
+    raw_output: JsonValue = None
 
 
 class TerminalResultView(_View):
@@ -122,7 +162,7 @@ class DiffResultView(_View):
 
 
 class SearchLine(_View):
-    number: int = Field(ge=1)
+    number: Annotated[int, AtLeast(1)]
     text: str
 
 
@@ -140,7 +180,7 @@ class SearchResultView(_View):
     shape: Literal["matches", "paths"]
     title: str | None = None
     truncated: bool
-    total: int = Field(ge=0)
+    total: Annotated[int, AtLeast(0)]
     matches: tuple[SearchFileMatches, ...] = ()
     paths: tuple[str, ...] = ()
 
@@ -152,9 +192,9 @@ class ReadResultView(_View):
     card: Literal["read"] = "read"
     title: str | None = None
     path: str
-    offset: int = Field(ge=1)
+    offset: Annotated[int, AtLeast(1)]
     lines: tuple[ReadFileLine, ...]
-    total_lines: int = Field(ge=0)
+    total_lines: Annotated[int, AtLeast(0)]
     lang: str | None = None
     content: str | None = None
     truncated: bool = False
@@ -180,21 +220,7 @@ class WebResultView(_View):
     answer: str | None = None
 
 
-ToolResultView = Annotated[
-    GenericResultView
-    | TerminalResultView
-    | DiffResultView
-    | SearchResultView
-    | ReadResultView
-    | WebResultView,
-    Field(discriminator="card"),
-]
-
-_call_adapter: TypeAdapter[Any] = TypeAdapter(ToolCallView)
-_result_adapter: TypeAdapter[Any] = TypeAdapter(ToolResultView)
-
-CallViewT = GenericCallView | TerminalCallView | DiffCallView
-ResultViewT = (
+ToolResultView = (
     GenericResultView
     | TerminalResultView
     | DiffResultView
@@ -203,14 +229,33 @@ ResultViewT = (
     | WebResultView
 )
 
-T = TypeVar("T")
+# The names the bridge annotates with.
+CallViewT = ToolCallView
+ResultViewT = ToolResultView
+
+_CALL_CARDS: dict[str, type[_View]] = {
+    "generic": GenericCallView,
+    "terminal": TerminalCallView,
+    "diff": DiffCallView,
+}
+_RESULT_CARDS: dict[str, type[_View]] = {
+    "generic": GenericResultView,
+    "terminal": TerminalResultView,
+    "diff": DiffResultView,
+    "search": SearchResultView,
+    "read": ReadResultView,
+    "web": WebResultView,
+}
 
 
-def _coerce(adapter: TypeAdapter[Any], value: Any, types: tuple[type, ...]) -> Any:
-    if isinstance(value, types):
-        return value
-    # A presenter may return a plain mapping; validate it into the typed view.
-    return adapter.validate_python(value)
+def _coerce(cards: Mapping[str, type[_View]], value: Any) -> Any:
+    """A presenter may return a plain mapping: the `card` tag picks the view, which checks the rest."""
+    if not isinstance(value, Mapping):
+        raise RecordError(f"expected a view or a mapping, got {type(value).__name__}")
+    view_type = cards.get(value.get("card"))  # type: ignore[arg-type]
+    if view_type is None:
+        raise RecordError(f"unknown card {value.get('card')!r}; expected one of {', '.join(cards)}")
+    return view_type(**value)
 
 
 def safe_present_call(presenter: Callable[[], Any] | None, tool: str = "?") -> CallViewT | None:
@@ -221,9 +266,11 @@ def safe_present_call(presenter: Callable[[], Any] | None, tool: str = "?") -> C
         view = presenter()
         if view is None:
             return None
-        coerced: CallViewT = _coerce(_call_adapter, view, (GenericCallView, TerminalCallView, DiffCallView))
+        if isinstance(view, (GenericCallView, TerminalCallView, DiffCallView)):
+            return view
+        coerced: CallViewT = _coerce(_CALL_CARDS, view)
         return coerced
-    except (ValidationError, Exception) as exc:  # noqa: BLE001 - contained by contract
+    except Exception as exc:  # noqa: BLE001 - contained by contract
         log.warning("present_call of tool %r failed; falling back to a generic card: %s", tool, exc)
         return None
 
@@ -236,8 +283,7 @@ def safe_present_result(presenter: Callable[[], Any] | None, tool: str = "?") ->
         view = presenter()
         if view is None:
             return None
-        coerced: ResultViewT = _coerce(
-            _result_adapter,
+        if isinstance(
             view,
             (
                 GenericResultView,
@@ -247,9 +293,11 @@ def safe_present_result(presenter: Callable[[], Any] | None, tool: str = "?") ->
                 ReadResultView,
                 WebResultView,
             ),
-        )
+        ):
+            return view
+        coerced: ResultViewT = _coerce(_RESULT_CARDS, view)
         return coerced
-    except (ValidationError, Exception) as exc:  # noqa: BLE001 - contained by contract
+    except Exception as exc:  # noqa: BLE001 - contained by contract
         log.warning("present_result of tool %r failed; falling back to a generic card: %s", tool, exc)
         return None
 
@@ -261,4 +309,25 @@ class TerminalOutputProgress(_View):
     data: str
 
 
-ToolProgress = TerminalOutputProgress
+class StatusProgress(_View):
+    """Live progress of a running call that is not a terminal: how far (`progress` of `total`, when the
+    tool knows them) and what it is doing now (`message`)."""
+
+    kind: Literal["status"] = "status"
+    progress: float | None = None
+    total: float | None = None
+    message: str | None = None
+
+
+class NestedCallProgress(_View):
+    """A composite tool is about to dispatch a nested call (a Code Mode program's sub-call `call_id`): a
+    host may show the nested call's own card, under the composite's, before anything else happens to it
+    (a permission question about it included). Its result comes as a durable `tool/code-dispatch`."""
+
+    kind: Literal["nested_call"] = "nested_call"
+    call_id: str
+    name: str
+    arguments: JsonValue
+
+
+ToolProgress = TerminalOutputProgress | StatusProgress | NestedCallProgress

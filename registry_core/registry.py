@@ -7,30 +7,58 @@ local tool shadows a global one of the same name and is never filtered).
 
 `schemas()` builds the model-facing list through an explicit allowlist: name, description, parameters.
 Output declarations, bodies, callbacks and timeouts never reach a model.
+
+`tools/change`: every registration and disposal, global or scoped, is told to the `on_tools_change`
+listeners and bumps `tools_version`, so a host rebuilds the model's tool list only when it changed.
+
+The reserved Code Mode transport (`register(..., transport=True)`, the `run_code` tool) is never filtered
+by a restriction, and is not among the tools a nested call may name (`nested_tools`): a program sees
+exactly the other tools its scope shows. Its description may be computed from those tools
+(`ToolDefinition.describe`), so the model reads the typed signatures of what a program can call.
 """
 
 from __future__ import annotations
 
 import copy
 import itertools
+import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from .code_dispatch import log_code_dispatch
 from .definition import ToolDefinition, check_definition
 from .errors import RegistrationError
-from .execution import ToolExecutionInput, ToolExecutionResult
+from .events import CodeDispatchEvent
+from .execution import CodeDispatchLog, NestedTool, ToolExecutionInput, ToolExecutionResult
+from .execution import ExecutionMode as ExecutionMode
 from .json_values import NotJsonError, snapshot
+from .pipeline import run_pipeline
 from .policy import (
     ApprovalService,
+    CodeDispatchLogListener,
+    CodeDispatchObserver,
     ExecuteWrapper,
     PostExecuteListener,
     PreExecuteListener,
     ResultObserver,
     ToolGuard,
 )
+from .timeouts import timeout_wrapper
 
-ExecutionMode = Literal["parallel", "exclusive"]
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolsChange:
+    """`tools/change`: `name` was registered (or unregistered), globally (`scope` None) or in `scope`."""
+
+    name: str
+    registered: bool
+    scope: ToolScope | None = None
+
+
+ToolsChangeListener = Callable[[ToolsChange], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,28 +99,41 @@ class ToolRegistry:
         self.execute_wrappers: list[ExecuteWrapper] = []
         self.post_execute: list[PostExecuteListener] = []
         self.result_observers: list[ResultObserver] = []
+        self.code_dispatch_log: list[CodeDispatchLogListener] = []
+        self.code_dispatch_observers: list[CodeDispatchObserver] = []
         self.approval: ApprovalService | None = approval
+        self._transports: set[str] = set()
         self._tokens = itertools.count(1)
+        self.change_listeners: list[ToolsChangeListener] = []
+        self.tools_version = 0
         self._root = ToolScope(self, (), {})
         if timeout_policy:
-            from .timeouts import timeout_wrapper
-
             self.add_execute_wrapper(timeout_wrapper)
 
     # --- registration ----------------------------------------------------------------------------
 
-    def register(self, definition: ToolDefinition) -> Callable[[], None]:
-        """Register a global tool; returns a disposer. Raises RegistrationError (checks, duplicates)."""
+    def register(self, definition: ToolDefinition, *, transport: bool = False) -> Callable[[], None]:
+        """Register a global tool; returns a disposer. Raises RegistrationError (checks, duplicates).
+        `transport`: the reserved Code Mode transport (see the module docstring)."""
         check_definition(definition)
         if definition.name in self._tools:
             raise RegistrationError(f"a tool named {definition.name!r} is already registered")
         self._tools[definition.name] = definition
+        self.tools_changed(ToolsChange(definition.name, True))
+        if transport:
+            self._transports.add(definition.name)
 
         def dispose() -> None:
             if self._tools.get(definition.name) is definition:
                 del self._tools[definition.name]
+                self.tools_changed(ToolsChange(definition.name, False))
+                self._transports.discard(definition.name)
 
         return dispose
+
+    def is_transport(self, name: str) -> bool:
+        """Whether `name` is the reserved Code Mode transport."""
+        return name in self._transports
 
     def get(self, name: str) -> ToolDefinition | None:
         return self._tools.get(name)
@@ -112,7 +153,20 @@ class ToolRegistry:
     def root(self) -> ToolScope:
         return self._root
 
+    def tools_changed(self, change: ToolsChange) -> None:
+        """Emit `tools/change` (a failing listener is logged, never raised into the registration)."""
+        self.tools_version += 1
+        for listener in list(self.change_listeners):
+            try:
+                listener(change)
+            except Exception:
+                log.exception("tools/change listener failed for %r", change.name)
+
     # --- hooks (each returns a disposer) ---------------------------------------------------------
+
+    def on_tools_change(self, listener: ToolsChangeListener) -> Callable[[], None]:
+        self.change_listeners.append(listener)
+        return _dispose_from(self.change_listeners, listener)
 
     def on_pre_execute(self, listener: PreExecuteListener, *, first: bool = False) -> Callable[[], None]:
         """Add a pre-execute listener; `first=True` puts it ahead of the others (the waterfall is ordered)."""
@@ -142,6 +196,21 @@ class ToolRegistry:
     def on_result(self, observer: ResultObserver) -> Callable[[], None]:
         self.result_observers.append(observer)
         return _dispose_from(self.result_observers, observer)
+
+    def on_code_dispatch_log(self, listener: CodeDispatchLogListener) -> Callable[[], None]:
+        """Add a `tools/code-dispatch-log` listener: it may reshape the content of a settled Code Mode
+        sub-dispatch's durable copy (see `code_dispatch`)."""
+        self.code_dispatch_log.append(listener)
+        return _dispose_from(self.code_dispatch_log, listener)
+
+    def on_code_dispatch(self, observer: CodeDispatchObserver) -> Callable[[], None]:
+        """Observe each durable `tool/code-dispatch` event (with the outer execution it belongs to)."""
+        self.code_dispatch_observers.append(observer)
+        return _dispose_from(self.code_dispatch_observers, observer)
+
+    async def log_code_dispatch(self, entry: CodeDispatchLog) -> CodeDispatchEvent:
+        """Log one settled Code Mode sub-dispatch: the waterfall, then the observers; the durable event."""
+        return await log_code_dispatch(self.code_dispatch_log, self.code_dispatch_observers, entry)
 
     def next_token_label(self, call_id: str) -> str:
         return f"{call_id}#{next(self._tokens)}"
@@ -174,10 +243,12 @@ class ToolScope:
         if definition.name in self._local:
             raise RegistrationError(f"a scoped tool named {definition.name!r} is already registered")
         self._local[definition.name] = definition
+        self.registry.tools_changed(ToolsChange(definition.name, True, self))
 
         def dispose() -> None:
             if self._local.get(definition.name) is definition:
                 del self._local[definition.name]
+                self.registry.tools_changed(ToolsChange(definition.name, False, self))
 
         return dispose
 
@@ -185,7 +256,7 @@ class ToolScope:
         return ToolScope(self.registry, (*self.restrictions, restriction), self._local)
 
     def _admits(self, name: str) -> bool:
-        return all(r.admits(name) for r in self.restrictions)
+        return self.registry.is_transport(name) or all(r.admits(name) for r in self.restrictions)
 
     def get(self, name: str) -> ToolDefinition | None:
         local = self._local.get(name)
@@ -201,18 +272,45 @@ class ToolScope:
 
     def schemas(self) -> list[dict[str, Any]]:
         out = []
+        nested: list[NestedTool] | None = None
         for name in self.names():
             definition = self.get(name)
             assert definition is not None
+            description = definition.description
+            if definition.describe is not None:
+                if nested is None:
+                    nested = self.nested_tools()
+                description = _described(definition, nested)
             # The explicit allowlist; a deep copy so no caller can mutate a registered schema.
             out.append(
                 {
                     "name": definition.name,
-                    "description": definition.description,
+                    "description": description,
                     "parameters": copy.deepcopy(dict(definition.parameters)),
                 }
             )
         return out
+
+    def nested_tools(self) -> list[NestedTool]:
+        """The tools a nested call (a Code Mode program's sub-call) may name: every visible tool but the
+        transport, with its output schema (deep copies: no caller can mutate a registered schema)."""
+        out = []
+        for name in self.names():
+            definition = self.get(name)
+            if definition is None or self.registry.is_transport(name):
+                continue
+            out.append(
+                NestedTool(
+                    definition.name,
+                    definition.description,
+                    copy.deepcopy(dict(definition.parameters)),
+                    copy.deepcopy(dict(definition.output.schema)),
+                )
+            )
+        return out
+
+    async def log_code_dispatch(self, entry: CodeDispatchLog) -> None:
+        await self.registry.log_code_dispatch(entry)
 
     def execution_mode(self, name: str, arguments: Any) -> ExecutionMode:
         """`parallel` only when the tool's classifier returns exactly True; anything else is exclusive."""
@@ -227,6 +325,14 @@ class ToolScope:
             return "exclusive"
 
     async def execute(self, call: ToolExecutionInput) -> ToolExecutionResult:
-        from .pipeline import run_pipeline
-
         return await run_pipeline(self, call)
+
+
+def _described(definition: ToolDefinition, nested: list[NestedTool]) -> str:
+    assert definition.describe is not None
+    try:
+        text = definition.describe(nested)
+    except Exception:
+        log.exception("describe of tool %r failed; its static description is sent", definition.name)
+        return definition.description
+    return text if isinstance(text, str) else definition.description

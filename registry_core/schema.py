@@ -9,15 +9,14 @@ Two vocabularies compile here:
 - The seed's spec dictionaries (`{"path": {"type": "string", "required": True}}`): `compile_parameters_spec`
   and `compile_value_spec`.
 
-Both raise `SchemaCompileError` naming the path of anything they cannot express.
+Both raise `SchemaCompileError` naming the path of anything they cannot express. Only `compile_type`
+needs pydantic, and imports it when called: spec dictionaries compile without it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any, Final
-
-from pydantic import TypeAdapter
 
 from .json_schema import SCALAR_TYPES, TYPES, assert_supported
 from .json_values import NotJsonError, snapshot, thaw
@@ -49,6 +48,8 @@ class SchemaCompileError(ValueError):
 
 def compile_type(tp: Any, *, mode: str = "validation") -> dict[str, Any]:
     """JSON Schema (subset) for a Python type, via pydantic. Raises SchemaCompileError."""
+    from pydantic import TypeAdapter
+
     raw = TypeAdapter(tp).json_schema(by_alias=True, mode=mode)  # type: ignore[arg-type]
     defs = raw.pop("$defs", {})
     out = _convert(raw, defs, "", ())

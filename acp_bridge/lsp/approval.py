@@ -1,9 +1,10 @@
 """The ask decision as an LSP `window/showMessageRequest`: the question text, its actions, the answer.
 
 `build_question` turns the core's permission request (the ToolCallUpdate built by
-`mapping.permission_tool_call` and the four ACP PermissionOptions) into a plain-text message that names
-the call — the command for `bash`, the file and a short diff summary (+added −removed lines) for edits and
-writes, the title otherwise — plus the scope an "always" answer covers, and four short action titles:
+`mapping.permission_tool_call`, read as a card by `mapping.card_of`, and the four options built by
+`mapping.permission_options`) into a plain-text message that names the call — the command for `bash`, the
+file and a short diff summary (+added −removed lines) for edits and writes, the title otherwise — plus the
+scope an "always" answer covers (the options' `_meta` data, not their names), and four short action titles:
 Allow once, Always allow, Reject, Always reject. `Question.outcome(title)` maps the editor's answer back to
 the ACP option id; a dismissed request (no title) rejects once, never allows.
 
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..channel import PermissionOutcome
-from ..mapping import display_path
+from ..mapping import Card, PermissionOption, card_of, display_path, option_scope, scope_words
 
 ACTION_TITLES: Final[Mapping[str, str]] = {
     "allow_once": "Allow once",
@@ -53,23 +54,6 @@ class Question:
         return PermissionOutcome("selected", option_id)
 
 
-def _text_blocks(content: object) -> list[str]:
-    texts: list[str] = []
-    for block in content if isinstance(content, list) else ():
-        inner = block.get("content") if isinstance(block, Mapping) else None
-        if isinstance(inner, Mapping) and inner.get("type") == "text" and isinstance(inner.get("text"), str):
-            texts.append(inner["text"])
-    return texts
-
-
-def _diffs(content: object) -> list[Mapping[str, Any]]:
-    return [
-        block
-        for block in (content if isinstance(content, list) else ())
-        if isinstance(block, Mapping) and block.get("type") == "diff" and isinstance(block.get("path"), str)
-    ]
-
-
 def diff_counts(old: str | None, new: str) -> tuple[int, int]:
     """(added, removed) lines between `old` and `new` (`old` None: a new file, every line added), from
     the same line diff as the `write` tool's hunks (`presenters.diffs.line_blocks`: fast on big files,
@@ -88,55 +72,40 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _tool_and_title(tool_call: Mapping[str, Any]) -> tuple[str, str]:
-    meta = tool_call.get("_meta")
-    bridge = meta.get("acpBridge") if isinstance(meta, Mapping) else None
-    tool = bridge.get("tool") if isinstance(bridge, Mapping) else None
-    tool = tool if isinstance(tool, str) and tool else "a tool"
-    title = tool_call.get("title")
-    return tool, title if isinstance(title, str) and title.strip() else tool
+def _tool_and_title(card: Card) -> tuple[str, str]:
+    tool = card.bridge.tool or "a tool"
+    return tool, card.title if card.title.strip() else tool
 
 
 def describe_call(tool_call: Mapping[str, Any]) -> str:
     """One line naming the call, e.g. "`bash`: npm test" (for messages about it)."""
-    tool, title = _tool_and_title(tool_call)
+    tool, title = _tool_and_title(card_of(tool_call))
     return f"`{tool}`" if title == tool else f"`{tool}`: {_clip(title, 200)}"
 
 
 def build_question(
-    tool_call: Mapping[str, Any], options: Sequence[Mapping[str, Any]], cwd: str | None = None
+    tool_call: Mapping[str, Any], options: Sequence[PermissionOption], cwd: str | None = None
 ) -> Question:
     """The message and actions for one permission request. `cwd` makes diff paths relative for display."""
-    meta = tool_call.get("_meta")
-    bridge = meta.get("acpBridge") if isinstance(meta, Mapping) else None
-    tool, title = _tool_and_title(tool_call)
-    kind = tool_call.get("kind")
-    raw_input = tool_call.get("rawInput")
-    content = tool_call.get("content")
-
+    card = card_of(tool_call)
+    tool, title = _tool_and_title(card)
     lines: list[str] = []
-    diffs = _diffs(content)
-    command = raw_input.get("command") if isinstance(raw_input, Mapping) else None
-    if kind == "execute" and isinstance(command, str) and command.strip():
+    diffs = card.diffs
+    command = card.command
+    if card.kind == "execute" and command is not None and command.strip():
         lines.append(f"acp-bridge wants to run `{tool}`:")
         lines.append("$ " + _clip(command.strip(), _MAX_COMMAND_CHARS))
-        workdir = bridge.get("cwd") if isinstance(bridge, Mapping) else None
-        if (
-            isinstance(workdir, str)
-            and cwd is not None
-            and os.path.normpath(workdir) != os.path.normpath(cwd)
-        ):
+        workdir = card.bridge.cwd
+        if workdir is not None and cwd is not None and os.path.normpath(workdir) != os.path.normpath(cwd):
             lines.append(f"(in {workdir})")
     elif diffs:
         lines.append(f"acp-bridge wants to `{tool}`:")
         for diff in diffs[:10]:
-            path = str(diff["path"])
+            path = diff["path"]
             shown = display_path(path, cwd) if cwd is not None else path
-            old = diff.get("oldText")
-            new = diff.get("newText")
-            new_text = new if isinstance(new, str) else ""
-            added, removed = diff_counts(old if isinstance(old, str) else None, new_text)
-            if not isinstance(old, str):
+            old = diff["oldText"]
+            added, removed = diff_counts(old, diff["newText"])
+            if old is None:
                 lines.append(f"create {shown} ({added} lines)")
             else:
                 lines.append(f"edit {shown} (+{added} −{removed} lines)")
@@ -146,7 +115,7 @@ def build_question(
         lines.append(f"acp-bridge wants to run `{tool}`: {title}")
     # The reason (e.g. "outside the workspace") and a command's description are plain text blocks; fenced
     # blocks repeat the command or the arguments already named above.
-    extra = [t.strip() for t in _text_blocks(content) if t.strip() and not _FENCED.match(t)]
+    extra = [t.strip() for t in card.texts if t.strip() and not _FENCED.match(t)]
     if extra:
         lines.append(_clip(" ".join(extra), _MAX_EXTRA_CHARS))
 
@@ -154,19 +123,16 @@ def build_question(
     by_kind: dict[str, str] = {}
     scope: str | None = None
     for option in options:
-        option_kind, option_id = option.get("kind"), option.get("optionId")
-        if not isinstance(option_kind, str) or not isinstance(option_id, str):
-            continue
+        option_kind, option_id = option["kind"], option["optionId"]
         label = ACTION_TITLES.get(option_kind)
         if label is None or label in option_ids:
             continue
         option_ids[label] = option_id
         by_kind[option_kind] = option_id
-        name = option.get("name")
-        if option_kind == "allow_always" and isinstance(name, str) and name.startswith("Always allow "):
-            scope = name[len("Always allow ") :]
+        if option_kind == "allow_always":
+            scope = option_scope(option)
     if scope:
-        lines.append(f'"Always" answers cover {scope}.')
+        lines.append(f'"Always" answers cover {scope_words(scope)}.')
     actions = tuple(label for label in ACTION_TITLES.values() if label in option_ids)
     dismissed = by_kind.get("reject_once", by_kind.get("reject_always"))
     return Question("\n".join(lines), actions, option_ids, dismissed)

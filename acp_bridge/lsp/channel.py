@@ -26,15 +26,15 @@ import asyncio
 import itertools
 import logging
 import os
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
 from lsprotocol import types
 
-from ..channel import ClientCapabilities, PermissionOutcome, Update
+from ..channel import ClientCapabilities, PermissionOption, PermissionOutcome, ToolCallUpdate, Update
 from ..errors import METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, ConnectionClosed, RemoteError
-from ..mapping import display_path
+from ..mapping import TextChunk, display_path, read_update
 from .approval import build_question, describe_call
 from .derive import Action, Begin, End, Log, Report, Show, UpdateView
 from .edits import EditSupport, workspace_edit
@@ -195,13 +195,14 @@ class LspChannel:
         return self._transport.backlog()
 
     async def request_permission(
-        self, session_id: str, tool_call: Update, options: list[dict[str, Any]]
+        self, session_id: str, tool_call: ToolCallUpdate, options: Sequence[PermissionOption]
     ) -> PermissionOutcome:
         if not self.asks:
             reason = (
                 "this editor cannot show approval prompts (no window.showMessage capability): allow the "
-                "tool with --allow-tool NAME or --mode accept_edits, or set initializationOptions."
-                "showMessageRequest to true if the editor answers them anyway"
+                "tool with --allow-tool NAME or --mode accept_edits (inside the workspace; a path outside "
+                "it or a file that makes commands run code still needs a prompt, or --mode full_access), "
+                "or set initializationOptions.showMessageRequest to true if the editor answers them anyway"
             )
             # The user hears it now, not only through the card and the agent's next words.
             self.show_message(f"acp-bridge denied {describe_call(tool_call)}: {reason}")
@@ -212,7 +213,7 @@ class LspChannel:
             message=question.message,
             actions=[types.MessageActionItem(title=title) for title in question.actions],
         )
-        call_id = tool_call.get("toolCallId")
+        call_id = tool_call["toolCallId"]
         await self._progress_begun(session_id, call_id)
         self.perform(self.view.asking(session_id, call_id))
         try:
@@ -222,6 +223,26 @@ class LspChannel:
         if answer is not None and not isinstance(answer, types.MessageActionItem):
             raise ValueError(f"window/showMessageRequest answered with {answer!r}")
         return question.outcome(answer.title if answer is not None else None)
+
+    async def ask_question(self, session_id: str, question: str, options: list[str]) -> str | None:
+        """`ask_user` as `window/showMessageRequest`: the question, one action per option. None when the
+        user dismissed it, or when the question allows only a free-text answer (LSP has no text input)."""
+        if not self.asks:
+            raise RemoteError(METHOD_NOT_FOUND, "this editor cannot show questions (no showMessageRequest)")
+        if not options:
+            self.show_message(f"acp-bridge asks: {question} (answer in your next prompt)")
+            return None
+        params = types.ShowMessageRequestParams(
+            type=types.MessageType.Info,
+            message=f"acp-bridge asks: {question}",
+            actions=[types.MessageActionItem(title=option) for option in options],
+        )
+        answer = await self._transport.request(types.WINDOW_SHOW_MESSAGE_REQUEST, params)
+        if answer is None:
+            return None
+        if not isinstance(answer, types.MessageActionItem) or answer.title not in options:
+            raise ValueError(f"window/showMessageRequest answered with {answer!r}")
+        return str(answer.title)
 
     async def read_text_file(self, session_id: str, path: str) -> str:
         document = self._documents.find(path)
@@ -309,13 +330,13 @@ class LspChannel:
         reply = self._replies.get(session_id)
         if reply is None:
             return
-        if update.get("sessionUpdate") != "agent_message_chunk":
+        event = read_update(update)
+        if not isinstance(event, TextChunk) or event.kind != "agent_message_chunk":
             # Anything else between two texts (a tool call, a thought) separates the model's steps.
             self._reply_open.discard(session_id)
             return
-        content = update.get("content")
-        text = content.get("text") if isinstance(content, dict) else None
-        if not isinstance(text, str):
+        text = event.text
+        if text is None:
             return
         if session_id in self._reply_open:
             reply[-1] += text
@@ -397,7 +418,7 @@ class LspChannel:
         finally:
             progress.created.set()
 
-    async def _progress_begun(self, session_id: str, call_id: object) -> None:
+    async def _progress_begun(self, session_id: str, call_id: str) -> None:
         """Wait (at most `BEGIN_WAIT` s) until the call's progress `begin` was sent or will never be."""
         token = self.view.token_of(session_id, call_id)
         progress = self._progress.get(token) if token is not None else None

@@ -2,7 +2,7 @@
 
 `add_arguments` and `run` are what `acp_bridge.cli.COMMANDS["lsp"]` points at; `python -m acp_bridge.lsp`
 runs the same thing directly. The editor may pick the model in `initializationOptions.model`; it replaces
-the `--model` default for that connection. With `--state-dir`, sessions are logged as for `serve`.
+the `--model` default for that connection. Sessions are logged as for `serve` (unless `--no-history`).
 
 Must not: print to stdout (it is the protocol); import the ACP face (`connection`, `serve`) or the
 command table (`cli`): what both faces share to start is `boot` and `stdio`; or import the core, pygls

@@ -1,6 +1,8 @@
 """What the LSP face learns at `initialize`: the user's switches and what the editor can do.
 
-- `LspOptions.from_init(initializationOptions)`: the model spec and the switches `follow` (default true),
+- `LspOptions.from_init(initializationOptions)`: the model spec, the MCP servers every session of the
+  connection starts (`mcpServers`, ACP's list or the `--mcp-config` file's object; read by the core's
+  `acp_bridge.mcp.config`), and the switches `follow` (default true),
   `applyEditsInEditor` (default true), `terminalOutput` (default false, as for ACP clients: true opts in to
   Zed's `_meta.terminal_output` convention, live output as deltas instead of a re-sent console block) and
   `showMessageRequest` (default: follow the client's `window.showMessage` capability; true asks even
@@ -31,6 +33,7 @@ class LspOptions:
     apply_edits_in_editor: bool = True
     terminal_output: bool = False
     show_message_request: bool | None = None  # None: trust the client's window.showMessage capability
+    mcp_servers: object = field(default=None, compare=False)
     warnings: tuple[str, ...] = field(default=(), compare=False)
 
     @staticmethod
@@ -72,6 +75,7 @@ class LspOptions:
             apply_edits_in_editor=flag("applyEditsInEditor", True),
             terminal_output=flag("terminalOutput", False),
             show_message_request=ask,
+            mcp_servers=raw.get("mcpServers"),
             warnings=tuple(warnings),
         )
 

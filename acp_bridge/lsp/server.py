@@ -9,6 +9,9 @@ first workspace folder (else `rootUri`, else the process cwd). Commands (`worksp
 - `acpBridge.newSession` (optional argument: an absolute cwd): a fresh session (history, rules) becomes
   current; the previous one is closed (a prompt still running there is cancelled, and has stopped when
   the command answers).
+- `acpBridge.setConfigOption` (arguments: an option id, `mode` / `model` / `thought_level`, and its
+  value): changes the current session's option and answers `{sessionId, configOptions}` (with no
+  arguments, only answers them).
 `shutdown`, `exit`, a closed stdin, SIGTERM, SIGHUP and the editor no longer reading our output (EPIPE)
 cancel every prompt, let tools stop (every process they started is killed), end open progress and leave
 no child process behind; SIGINT (Ctrl+C in the editor's terminal) only cancels the running prompt, as
@@ -55,6 +58,7 @@ log = logging.getLogger(__name__)
 PROMPT = "acpBridge.prompt"
 CANCEL = "acpBridge.cancel"
 NEW_SESSION = "acpBridge.newSession"
+SET_CONFIG_OPTION = "acpBridge.setConfigOption"
 
 # Builds the core for one connection, once `initialize` said which model (options.model) to use.
 ManagerFactory = Callable[[LspChannel, LspOptions], SessionManager]
@@ -270,7 +274,8 @@ class LspFace:
             client_name=client,
         )
         self.manager = server.make_manager(self.channel, self.options)
-        self.session: Session = self.manager.new_session(cwd)
+        self.manager.catalog.prefetch()  # the model list (and its windows), for the session's options
+        self.session: Session = self.manager.new_session(cwd, mcp_servers=self.options.mcp_servers)
         self._closing: asyncio.Future[None] | None = None
         log.info(
             "initialized by %s: cwd %s, %s, %s",
@@ -331,13 +336,26 @@ class LspFace:
         stopped when this answers; the manager forgets it and its log is ended, so none accumulate)."""
         cwd: object = args[0] if args else self.session.cwd
         try:
-            session = self.manager.new_session(cwd)
+            session = self.manager.new_session(cwd, mcp_servers=self.options.mcp_servers)
         except BridgeError as exc:
             raise _bridge_error(exc) from exc
         previous, self.session = self.session, session
         session.send(session.available_commands_update())
         await self.manager.close(previous.id)
         return {"sessionId": session.id, "cwd": session.cwd}
+
+    async def set_config_option(self, args: tuple[object, ...]) -> dict[str, Any]:
+        """Change one config option of the current session (none: just list them), once the model list
+        is loaded."""
+        if len(args) not in (0, 2):
+            raise JsonRpcInvalidParams(f"{SET_CONFIG_OPTION} takes an option id and a value, got {len(args)}")
+        await self.manager.catalog.load()
+        session = self.session
+        try:
+            options = session.set_config_option(*args) if args else session.config_options()
+        except BridgeError as exc:
+            raise _bridge_error(exc) from exc
+        return {"sessionId": session.id, "configOptions": options}
 
     async def close(self, why: str) -> None:
         """Cancel every prompt and wait for the core to stop (tools killed), then end open progress.
@@ -443,6 +461,10 @@ async def _new_session(ls: BridgeServer, *args: object) -> dict[str, Any]:
     return await ls.require_face().new_session(args)
 
 
+async def _set_config_option(ls: BridgeServer, *args: object) -> dict[str, Any]:
+    return await ls.require_face().set_config_option(args)
+
+
 async def _answer_received(protocol: LanguageServerProtocol, within: float) -> None:
     """Give requests that arrived before EOF up to `within` seconds to be answered: a client may close
     its end of stdin and still read ours (and pipelined requests arrive together with the EOF)."""
@@ -467,6 +489,7 @@ def build_server(make_manager: ManagerFactory) -> BridgeServer:
     server.command(PROMPT)(_prompt)
     server.command(CANCEL)(_cancel)
     server.command(NEW_SESSION)(_new_session)
+    server.command(SET_CONFIG_OPTION)(_set_config_option)
     return server
 
 

@@ -1,5 +1,5 @@
-"""The payload budget: `bound_update` (`_fit`) shrinks an update until it serialises to at most
-`max_update_bytes`, and `_bounded_raw_input` makes `rawInput` a bounded plain-JSON copy of the arguments.
+"""The payload budget: `bound_update` shrinks an update until it serialises to at most
+`max_update_bytes`, and `bounded_raw_input` makes `rawInput` a bounded plain-JSON copy of the arguments.
 
 Oversized strings are cut in the middle behind an explicit "(truncated, N bytes omitted)" marker, the longest
 first (a water level), so short ones stay whole; when too many pieces leave nothing fair to cut, the update
@@ -14,22 +14,27 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
-from .text import _tail, _text_block, _truncate_middle, _utf8_len
-from .wire import DEFAULT_MAX_UPDATE_BYTES, RAW_INPUT_MAX_BYTES, Update
+from .text import tail, text_block, truncate_middle, utf8_len
+from .wire import DEFAULT_MAX_UPDATE_BYTES, RAW_INPUT_MAX_BYTES
 
 _MIN_KEEP_CHARS: Final = 256
 _MARKER_ALLOWANCE: Final = 96  # bytes a truncation marker may add to a string
 
+# Any shape of `wire` (an update, a permission request's tool call); the budget walks it as plain JSON.
+Shape = TypeVar("Shape", bound=Mapping[str, object])
 
-def bound_update(update: Update, max_bytes: int = DEFAULT_MAX_UPDATE_BYTES) -> Update:
+
+def bound_update(update: Shape, max_bytes: int = DEFAULT_MAX_UPDATE_BYTES) -> Shape:
     """Shrink `update` in place (text, diffs, terminal data, raw input/output) until it serialises to at
-    most `max_bytes`; exposed so any other update the bridge builds obeys the same budget."""
-    return _fit(update, max_bytes)
+    most `max_bytes`, and return it; every update the bridge builds goes through here."""
+    json_update: Any = update  # cut as plain JSON: the cuts keep every field's type
+    _fit(json_update, max_bytes)
+    return update
 
 
-def _shrinkable(update: Update) -> list[tuple[Any, Any]]:
+def _shrinkable(update: dict[str, Any]) -> list[tuple[Any, Any]]:
     """(container, key) of every string the budget may cut: displayed text, diff texts, terminal data,
     raw input/output strings and plan entries. Titles and ids are already bounded."""
     leaves: list[tuple[Any, Any]] = []
@@ -53,6 +58,10 @@ def _shrinkable(update: Update) -> list[tuple[Any, Any]]:
             inner = block.get("content") if isinstance(block, dict) else None
             if isinstance(inner, dict) and isinstance(inner.get("text"), str):
                 leaves.append((inner, "text"))
+            elif isinstance(inner, dict) and isinstance(inner.get("resource"), dict):
+                resource = inner["resource"]  # an embedded text resource
+                if isinstance(resource.get("text"), str):
+                    leaves.append((resource, "text"))
             elif isinstance(block, dict) and block.get("type") == "diff":
                 leaves += [(block, k) for k in ("oldText", "newText") if isinstance(block.get(k), str)]
     meta = update.get("_meta")
@@ -84,11 +93,11 @@ def _water_level(lengths: Sequence[int], target: int) -> int:
     return ordered[-1] if ordered else 0
 
 
-def _fit(update: Update, max_bytes: int) -> Update:
+def _fit(update: dict[str, Any], max_bytes: int) -> None:
     size = _json_size(update)
     for _ in range(4):
         if size <= max_bytes:
-            return update
+            return
         leaves = _shrinkable(update)
         if not leaves:
             break
@@ -100,22 +109,21 @@ def _fit(update: Update, max_bytes: int) -> Update:
         changed = False
         for (container, key), length in zip(leaves, lengths, strict=True):
             if length > level:
-                container[key] = _truncate_middle(container[key], level)
+                container[key] = truncate_middle(container[key], level)
                 changed = True
         if not changed:
             break
         size = _json_size(update)
-    if size <= max_bytes:
-        return update
-    return _last_resort(update, max_bytes, size)
+    if size > max_bytes:
+        _last_resort(update, max_bytes, size)
 
 
-def _last_resort(update: Update, max_bytes: int, size: int) -> Update:
+def _last_resort(update: dict[str, Any], max_bytes: int, size: int) -> None:
     """Too many pieces to cut fairly (thousands of blocks): keep the card's identity and say so."""
     notice = f"(content omitted: this update would be {size} bytes, over the {max_bytes}-byte limit)"
     content = update.get("content")
     if isinstance(content, list):
-        update["content"] = [_text_block(notice)]
+        update["content"] = [text_block(notice)]
     elif isinstance(content, dict):
         update["content"] = {"type": "text", "text": notice}
     if "entries" in update:
@@ -130,13 +138,12 @@ def _last_resort(update: Update, max_bytes: int, size: int) -> Update:
     meta = update.get("_meta")
     if isinstance(meta, dict) and isinstance(meta.get("terminal_output"), dict):
         data = meta["terminal_output"].get("data", "")
-        meta["terminal_output"]["data"] = _tail(data, max(_MIN_KEEP_CHARS, max_bytes // 16))
-    return update
+        meta["terminal_output"]["data"] = tail(data, max(_MIN_KEEP_CHARS, max_bytes // 16))
 
 
 def _json_size(value: Any) -> int:
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    return _utf8_len(text)
+    return utf8_len(text)
 
 
 def _jsonable(value: Any, max_str: int, max_items: int, depth: int) -> Any:
@@ -144,7 +151,7 @@ def _jsonable(value: Any, max_str: int, max_items: int, depth: int) -> Any:
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, str):
-        return _truncate_middle(value, max_str)
+        return truncate_middle(value, max_str)
     if isinstance(value, int):
         return value
     if isinstance(value, float):
@@ -164,15 +171,15 @@ def _jsonable(value: Any, max_str: int, max_items: int, depth: int) -> Any:
         if len(value) > max_items:
             items.append(f"… {len(value) - max_items} more items omitted")
         return items
-    return _truncate_middle(repr(value), max_str)
+    return truncate_middle(repr(value), max_str)
 
 
-def _bounded_raw_input(arguments: Any) -> Any:
+def bounded_raw_input(arguments: Any) -> Any:
     """`rawInput` = the arguments, but never megabytes (a `write` of a 10 MB file)."""
     if isinstance(arguments, str):
-        return _truncate_middle(arguments, RAW_INPUT_MAX_BYTES // 2)
+        return truncate_middle(arguments, RAW_INPUT_MAX_BYTES // 2)
     for max_str, max_items, depth in ((4096, 200, 16), (256, 20, 6)):
         value = _jsonable(arguments, max_str, max_items, depth)
         if _json_size(value) <= RAW_INPUT_MAX_BYTES:
             return value
-    return _truncate_middle(json.dumps(value, ensure_ascii=False), RAW_INPUT_MAX_BYTES // 4)
+    return truncate_middle(json.dumps(value, ensure_ascii=False), RAW_INPUT_MAX_BYTES // 4)

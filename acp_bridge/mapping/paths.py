@@ -2,7 +2,7 @@
 (relative to the session cwd when inside it: the `..` path-segment rule) are the tools' own rules
 (`presenters.paths.resolve` and `display_path`, one implementation for tools, policy and cards); here is the
 title rewriting that shows a card's paths, and any other path token under the cwd, relative to it;
-`_card_title` makes the result a single line.
+`card_title` makes the result a single line.
 
 Must not: touch the file system (paths are strings here: no realpath, no existence checks) or build
 card content.
@@ -19,7 +19,7 @@ from typing import Final
 from presenters.paths import display_path as display_path
 from presenters.paths import relative_inside, resolve
 
-from .text import _one_line
+from .text import one_line
 from .wire import WireContext
 
 # The mapping's name for the tools' rule: absolute against the cwd, `~` expanded, normalised.
@@ -90,9 +90,40 @@ def _cwd_token_pattern(base: str) -> re.Pattern[str]:
     return re.compile(_PATH_LEFT_EDGE + re.escape(base) + f"(?:{_TOKEN_REST}|{_PATH_RIGHT_EDGE})")
 
 
-def _card_title(title: str | None, paths: Iterable[str], ctx: WireContext, fallback: str) -> str:
+def _relativize_root_tokens(title: str, roots: Iterable[str], cwd: str) -> str:
+    """Show path tokens below another workspace root as `<root name>/<path inside it>` (the way
+    multi-root editors label them); the cwd's own paths were made relative before."""
+    cwd = os.path.normpath(cwd)
+    for root in roots:
+        base = os.path.normpath(root)
+        name = os.path.basename(base)
+        if base in ("/", cwd) or not name or not os.path.isabs(base) or base not in title:
+            continue
+        if relative_inside(base, cwd) is not None:
+            continue  # a root inside the cwd: its paths are already relative to the cwd
+
+        def replace(match: re.Match[str], base: str = base, name: str = name) -> str:
+            token = match.group(0)
+            stripped = token.rstrip(_TRAILING_PUNCT) if len(token) > len(base) else token
+            if stripped.endswith("/"):
+                stripped = token
+            trail = token[len(stripped) :]
+            inside = relative_inside(os.path.normpath(stripped), base)
+            if inside is None:
+                return token
+            return (name if inside == "." else f"{name}/{inside}") + trail
+
+        title = _cwd_token_pattern(base).sub(replace, title)
+    return title
+
+
+def card_title(title: str | None, paths: Iterable[str], ctx: WireContext, fallback: str) -> str:
+    """A card's single-line title: `title` with the card's paths (and any other path under the cwd) shown
+    relative to the cwd, or `fallback` (the tool's name) when there is no title."""
     if title is None or not title.strip():
-        return _one_line(fallback)[0] or "tool"
+        return one_line(fallback)[0] or "tool"
     absolute = [resolve_path(p, ctx.cwd) for p in paths]
     relative = _relativize_cwd_tokens(relativize_title(title, absolute, ctx.cwd), ctx.cwd)
-    return _one_line(relative)[0] or _one_line(fallback)[0] or "tool"
+    if ctx.extra_roots:
+        relative = _relativize_root_tokens(relative, ctx.extra_roots, ctx.cwd)
+    return one_line(relative)[0] or one_line(fallback)[0] or "tool"

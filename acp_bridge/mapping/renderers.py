@@ -11,44 +11,62 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from registry_core import ToolResult
 from registry_core.content import ContentBlock, ImageBlock, TextBlock, content_text
 from registry_core.presentation import (
     CallViewT,
+    ContentImage,
+    ContentResourceLink,
+    ContentText,
     DiffCallView,
     DiffResultView,
     GenericCallView,
     GenericResultView,
     ReadResultView,
+    ResultContent,
     ResultViewT,
     SearchResultView,
     WebResultView,
 )
 
-from .blocks import _diff_blocks, _diff_locations, _locations
-from .paths import _card_title, display_path
-from .text import _block_text, _fence, _inline_code, _link, _literal, _one_line, _text_block
-from .wire import MAX_LOCATIONS, MAX_SEARCH_LINE_CHARS, MAX_WEB_SOURCES, WireContext
+from .blocks import diff_blocks, diff_locations, locations
+from .paths import card_title, display_path
+from .text import block_text, fence, inline_code, link, literal, one_line, text_block
+from .wire import (
+    MAX_LOCATIONS,
+    MAX_SEARCH_LINE_CHARS,
+    MAX_WEB_SOURCES,
+    ContentItem,
+    Location,
+    ResourceLinkContent,
+    TextResource,
+    ToolCallContent,
+    ToolKind,
+    WireContext,
+)
 
 
 @dataclass(slots=True)
-class _ResultCard:
+class ResultCard:
+    """What a finished card shows; None title / kind: keep the pending card's."""
+
     title: str | None = None
-    kind: str | None = None
-    content: list[dict[str, Any]] = field(default_factory=list)
-    locations: list[dict[str, Any]] = field(default_factory=list)
+    kind: ToolKind | None = None
+    content: list[ToolCallContent] = field(default_factory=list)
+    locations: list[Location] = field(default_factory=list)
 
 
-def _result_card(
+def result_card(
     ctx: WireContext,
     call_view: CallViewT | None,
     result: ToolResult,
     view: ResultViewT | None,
     note: str | None,
-) -> _ResultCard:
-    card = _ResultCard()
+) -> ResultCard:
+    """The finished card of a result view (the model-facing content when there is none), with the reason
+    of a failure and `note` first."""
+    card = ResultCard()
     call_paths: list[str] = []
     if isinstance(call_view, (GenericCallView, DiffCallView)):
         call_paths = [loc.path for loc in call_view.locations]
@@ -57,46 +75,48 @@ def _result_card(
 
     if isinstance(view, DiffResultView):
         card.kind = "edit"
-        card.content = _diff_blocks(view.diffs, ctx.cwd)
-        card.locations = _diff_locations(view.diffs, view.locations, ctx.cwd)
+        card.content = diff_blocks(view.diffs, ctx.cwd)
+        card.locations = diff_locations(view.diffs, view.locations, ctx.cwd)
         paths = [d.path for d in view.diffs] + [loc.path for loc in view.locations] + call_paths
     elif isinstance(view, SearchResultView):
         card.kind = "search"
         text, pairs = _search_text(view, ctx.cwd)
-        card.content = [_text_block(text)]
-        card.locations = _locations(pairs, ctx.cwd)
+        card.content = [text_block(text)]
+        card.locations = locations(pairs, ctx.cwd)
         paths = [m.path for m in view.matches[:MAX_LOCATIONS]] + list(view.paths[:MAX_LOCATIONS]) + call_paths
     elif isinstance(view, ReadResultView):
         card.kind = "read"
-        card.content = [_text_block(_read_text(view))]
+        card.content = [text_block(_read_text(view))]
         first = view.lines[0].number if view.lines else view.offset
-        card.locations = _locations([(view.path, first)], ctx.cwd)
+        card.locations = locations([(view.path, first)], ctx.cwd)
         paths = [view.path, *call_paths]
     elif isinstance(view, WebResultView):
         card.kind = "fetch"
         card.content = _web_blocks(view, result)
         paths = call_paths
     elif isinstance(view, GenericResultView):
-        card.content = [_text_block(c.text) for c in view.content or () if c.text]
+        card.kind = view.kind
+        card.content = _result_content_blocks(view.content or (), ctx.max_update_bytes)
         paths = call_paths
     else:
         paths = call_paths
 
     if view is not None and view.title:
-        card.title = _card_title(view.title, paths, ctx, view.title)
+        card.title = card_title(view.title, paths, ctx, view.title)
     if not card.content:
         card.content = _raw_content_blocks(result.content, ctx.max_update_bytes)
 
     # A failed call always says why, unless its content already does.
-    message = _error_message(result)
-    if message is not None and not any(message in _block_text(b) for b in card.content):
-        card.content.insert(0, _text_block(_fence(message)))
+    message = error_message(result)
+    if message is not None and not any(message in block_text(b) for b in card.content):
+        card.content.insert(0, text_block(fence(message)))
     if note and note.strip():
-        card.content.insert(0, _text_block(note.strip()))
+        card.content.insert(0, text_block(note.strip()))
     return card
 
 
-def _error_message(result: ToolResult) -> str | None:
+def error_message(result: ToolResult) -> str | None:
+    """Why a failed result failed (None for a success)."""
     if not result.is_error:
         return None
     if result.error is not None and result.error.message.strip():
@@ -105,27 +125,61 @@ def _error_message(result: ToolResult) -> str | None:
     return text or "the tool failed"
 
 
-def _raw_content_blocks(content: Sequence[ContentBlock], max_bytes: int) -> list[dict[str, Any]]:
+def _raw_content_blocks(content: Sequence[ContentBlock], max_bytes: int) -> list[ToolCallContent]:
     """The model-facing result content as card blocks (the never-blank fallback)."""
-    blocks: list[dict[str, Any]] = []
-    image_budget = max_bytes // 2  # images cannot be cut like text; past the budget, name them instead
+    blocks: list[ToolCallContent] = []
+    images = _ImageBudget(max_bytes // 2)
     for block in content:
         if isinstance(block, TextBlock):
             if block.text.strip():
-                blocks.append(_text_block(_literal(block.text)))
+                blocks.append(text_block(literal(block.text)))
         elif isinstance(block, ImageBlock):
-            size = len(block.data)
-            if size <= image_budget:
-                image_budget -= size
-                blocks.append(
-                    {
-                        "type": "content",
-                        "content": {"type": "image", "data": block.data, "mimeType": block.mime_type},
-                    }
-                )
-            else:
-                blocks.append(_text_block(f"[image {block.mime_type}, {size} bytes: too large to show]"))
+            blocks.append(images.block(block.data, block.mime_type))
     return blocks
+
+
+def _result_content_blocks(content: Sequence[ResultContent], max_bytes: int) -> list[ToolCallContent]:
+    """A result view's own content: Markdown text, images (within the image budget) and resources, as
+    ACP content blocks (a resource link stays a link; an embedded resource carries its text)."""
+    blocks: list[ToolCallContent] = []
+    images = _ImageBudget(max_bytes // 2)
+    for item in content:
+        if isinstance(item, ContentText):
+            if item.text:
+                blocks.append(text_block(item.text))
+        elif isinstance(item, ContentImage):
+            blocks.append(images.block(item.data, item.mime_type))
+        elif isinstance(item, ContentResourceLink):
+            link: ResourceLinkContent = {"type": "resource_link", "uri": item.uri, "name": item.name}
+            if item.title is not None:
+                link["title"] = item.title
+            if item.description is not None:
+                link["description"] = item.description
+            if item.mime_type is not None:
+                link["mimeType"] = item.mime_type
+            if item.size is not None:
+                link["size"] = item.size
+            blocks.append({"type": "content", "content": link})
+        else:
+            resource: TextResource = {"uri": item.uri, "text": item.text}
+            if item.mime_type is not None:
+                resource["mimeType"] = item.mime_type
+            blocks.append({"type": "content", "content": {"type": "resource", "resource": resource}})
+    return blocks
+
+
+class _ImageBudget:
+    """Images cannot be cut like text: past the budget (bytes of base64), they are named instead."""
+
+    def __init__(self, budget: int) -> None:
+        self.left = budget
+
+    def block(self, data: str, mime_type: str) -> ContentItem:
+        size = len(data)
+        if size > self.left:
+            return text_block(f"[image {mime_type}, {size} bytes: too large to show]")
+        self.left -= size
+        return {"type": "content", "content": {"type": "image", "data": data, "mimeType": mime_type}}
 
 
 def _search_text(view: SearchResultView, cwd: str) -> tuple[str, list[tuple[str, int | None]]]:
@@ -147,7 +201,7 @@ def _search_text(view: SearchResultView, cwd: str) -> tuple[str, list[tuple[str,
             if match.lines:
                 rows = []
                 for line in match.lines:
-                    snippet = _one_line(line.text.replace("\t", "    "), MAX_SEARCH_LINE_CHARS)[0]
+                    snippet = one_line(line.text.replace("\t", "    "), MAX_SEARCH_LINE_CHARS)[0]
                     rows.append(f"{shown_path}:{line.number}: {snippet}")
                     pairs.append((match.path, line.number))
                 groups.append("\n".join(rows))
@@ -170,7 +224,7 @@ def _search_text(view: SearchResultView, cwd: str) -> tuple[str, list[tuple[str,
         listing = "\n\n".join(groups)
     if view.truncated:
         header += f" (showing {shown} of {view.total})"
-    text = header if not listing else f"{header}\n\n{_fence(listing)}"
+    text = header if not listing else f"{header}\n\n{fence(listing)}"
     return text, pairs
 
 
@@ -178,45 +232,45 @@ def _read_text(view: ReadResultView) -> str:
     """The numbered window in a fence of the file's language, and where it sits in the file."""
     if not view.lines:
         if view.content and view.content.strip():
-            return _fence(view.content.rstrip("\n"), view.lang or "")
+            return fence(view.content.rstrip("\n"), view.lang or "")
         if view.total_lines == 0:
             return "(empty file)"
         return f"(no lines from line {view.offset}: the file has {view.total_lines} lines)"
     width = len(str(view.lines[-1].number))
     body = "\n".join(f"{line.number:>{width}} │ {line.text}" for line in view.lines)
-    text = _fence(body, view.lang or "")
+    text = fence(body, view.lang or "")
     first, last = view.lines[0].number, view.lines[-1].number
     if view.truncated or first > 1 or last < view.total_lines:
         text += f"\n\nLines {first}–{last} of {view.total_lines}" + (" (truncated)" if view.truncated else "")
     return text
 
 
-def _web_blocks(view: WebResultView, result: ToolResult) -> list[dict[str, Any]]:
+def _web_blocks(view: WebResultView, result: ToolResult) -> list[ToolCallContent]:
     body = content_text(result.content).strip("\n")
     if view.kind == "fetch":
-        parts = [f"Fetched {_link(view.url)}" if view.url else "Fetched"]
+        parts = [f"Fetched {link(view.url)}" if view.url else "Fetched"]
         if view.status_code is not None:
             parts.append(f"HTTP {view.status_code}")
         if view.content_type:
-            parts.append(_inline_code(view.content_type))
+            parts.append(inline_code(view.content_type))
         header = " · ".join(parts)
         if view.truncated:
             header += " (truncated)"
-        blocks = [_text_block(header)]
+        blocks: list[ToolCallContent] = [text_block(header)]
         if body:
             lang = "json" if view.content_type and "json" in view.content_type else ""
-            blocks.append(_text_block(_fence(body, lang)))
+            blocks.append(text_block(fence(body, lang)))
         return blocks
     lines: list[str] = []
     if view.answer and view.answer.strip():
         lines += [view.answer.strip(), ""]
     for index, source in enumerate(view.sources[:MAX_WEB_SOURCES], 1):
-        entry = f"{index}. {_link(source.url, source.title or source.url)}"
+        entry = f"{index}. {link(source.url, source.title or source.url)}"
         if source.snippet:
-            entry += " — " + _one_line(source.snippet, MAX_SEARCH_LINE_CHARS)[0]
+            entry += " — " + one_line(source.snippet, MAX_SEARCH_LINE_CHARS)[0]
         lines.append(entry)
     if len(view.sources) > MAX_WEB_SOURCES or view.truncated:
         lines.append(f"(showing {min(len(view.sources), MAX_WEB_SOURCES)} of more results)")
     if not lines:
         return []  # nothing structured: the raw content fallback shows the tool's own text
-    return [_text_block("\n".join(lines).strip())]
+    return [text_block("\n".join(lines).strip())]

@@ -18,6 +18,7 @@ from registry_core import ToolResult
 from registry_core.content import content_text
 from registry_core.presentation import (
     CallViewT,
+    ContentText,
     GenericResultView,
     ReadResultView,
     ResultViewT,
@@ -27,12 +28,21 @@ from registry_core.presentation import (
     WebResultView,
 )
 
-from .blocks import _bridge_meta
-from .budget import _fit
+from .blocks import bridge_meta
+from .budget import bound_update, bounded_raw_input
 from .paths import display_path, resolve_path
-from .renderers import _error_message, _result_card
-from .text import _console, _console_text, _fence, _one_line, _tail, _text_block, _truncate_middle
-from .wire import FINAL_TERMINAL_OUTPUT_CHARS, RAW_OUTPUT_TEXT_CHARS, Update, WireContext
+from .renderers import error_message, result_card
+from .text import console, console_text, fence, one_line, tail, text_block, truncate_middle
+from .wire import (
+    FINAL_TERMINAL_OUTPUT_CHARS,
+    RAW_OUTPUT_TEXT_CHARS,
+    CardMeta,
+    ErrorSummary,
+    RawOutput,
+    ToolCallContent,
+    ToolCallProgress,
+    WireContext,
+)
 
 
 def tool_call_completed(
@@ -46,7 +56,7 @@ def tool_call_completed(
     *,
     terminal_output_sent: bool = False,
     note: str | None = None,
-) -> list[Update]:
+) -> list[ToolCallProgress]:
     """The final update(s) of a call: status completed/failed, content, locations, rawOutput, and for a
     terminal card the `_meta.terminal_output` (only output not yet sent) + `terminal_exit`.
     `note` is an extra line shown on the card (e.g. which remembered permission rule decided it)."""
@@ -62,12 +72,12 @@ def tool_call_completed(
             ctx, call_id, tool_name, call_view, result, view, terminal_output_sent, note
         )
 
-    update: Update = {
+    update: ToolCallProgress = {
         "sessionUpdate": "tool_call_update",
         "toolCallId": call_id,
         "status": "failed" if result.is_error else "completed",
     }
-    card = _result_card(ctx, call_view, result, view, note)
+    card = result_card(ctx, call_view, result, view, note)
     if card.title is not None:
         update["title"] = card.title
     if card.kind is not None:
@@ -78,12 +88,12 @@ def tool_call_completed(
     if card.locations:
         update["locations"] = card.locations
     update["rawOutput"] = _raw_output(result, view, ctx.cwd)
-    meta: dict[str, Any] = {"acpBridge": _bridge_meta(tool_name, note=note)}
+    meta: CardMeta = {"acpBridge": bridge_meta(tool_name, note=note)}
     if is_terminal_call and ctx.terminal_meta:
         # A non-terminal result for a terminal card still has to close the display-only terminal.
         meta["terminal_exit"] = {"terminal_id": call_id, "exit_code": None, "signal": None}
     update["_meta"] = meta
-    return [_fit(update, ctx.max_update_bytes)]
+    return [bound_update(update, ctx.max_update_bytes)]
 
 
 def _terminal_completed(
@@ -95,36 +105,36 @@ def _terminal_completed(
     view: TerminalResultView | GenericResultView | None,
     terminal_output_sent: bool,
     note: str | None,
-) -> list[Update]:
+) -> list[ToolCallProgress]:
     terminal = view if isinstance(view, TerminalResultView) else None
     if terminal is not None and terminal.output is not None:
         output = terminal.output
     elif isinstance(view, GenericResultView) and view.content:
-        output = "\n".join(c.text for c in view.content)
+        output = "\n".join(c.text for c in view.content if isinstance(c, ContentText))
     else:
         output = content_text(result.content)
     exit_code = terminal.exit_code if terminal else None
     signal = terminal.signal if terminal else None
     full_output = terminal.full_output_path if terminal else None
-    error = _error_message(result)
+    error = error_message(result)
     if error is not None and error in output:
         error = None  # the output already says it (e.g. the rejection text is the whole result)
 
-    final: Update = {
+    final: ToolCallProgress = {
         "sessionUpdate": "tool_call_update",
         "toolCallId": call_id,
         "status": "failed" if result.is_error else "completed",
     }
-    if view is not None and view.title and _one_line(view.title)[0]:
-        final["title"] = _one_line(view.title)[0]
+    if view is not None and view.title and one_line(view.title)[0]:
+        final["title"] = one_line(view.title)[0]
     final["rawOutput"] = _raw_output(result, terminal, ctx.cwd)
-    bridge = _bridge_meta(tool_name, note=note)
-    updates: list[Update] = []
+    bridge = bridge_meta(tool_name, note=note)
+    updates: list[ToolCallProgress] = []
 
     if ctx.terminal_meta:
         # No content: it would replace (wipe) the terminal block. The card's extra lines (error, where
         # the full output went, the note) go into the terminal itself, after the output.
-        data = "" if terminal_output_sent else _truncate_middle(output, FINAL_TERMINAL_OUTPUT_CHARS)
+        data = "" if terminal_output_sent else truncate_middle(output, FINAL_TERMINAL_OUTPUT_CHARS)
         extras = [line for line in (error, _full_output_line(full_output, ctx), note) if line]
         if extras:
             # After streamed output the cursor position is unknown: start a fresh line to be safe.
@@ -134,48 +144,44 @@ def _terminal_completed(
         chunk = max(4096, ctx.max_update_bytes // 8)
         while len(data) > chunk:
             piece, data = data[:chunk], data[chunk:]
-            updates.append(
-                _fit(
-                    {
-                        "sessionUpdate": "tool_call_update",
-                        "toolCallId": call_id,
-                        "_meta": {"terminal_output": {"terminal_id": call_id, "data": piece}},
-                    },
-                    ctx.max_update_bytes,
-                )
-            )
-        meta: dict[str, Any] = {"acpBridge": bridge}
+            earlier: ToolCallProgress = {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": call_id,
+                "_meta": {"terminal_output": {"terminal_id": call_id, "data": piece}},
+            }
+            updates.append(bound_update(earlier, ctx.max_update_bytes))
+        meta: CardMeta = {"acpBridge": bridge}
         if data:
             meta["terminal_output"] = {"terminal_id": call_id, "data": data}
         meta["terminal_exit"] = {"terminal_id": call_id, "exit_code": exit_code, "signal": signal}
         final["_meta"] = meta
-        updates.append(_fit(final, ctx.max_update_bytes))
+        updates.append(bound_update(final, ctx.max_update_bytes))
         return updates
 
-    content: list[dict[str, Any]] = []
+    content: list[ToolCallContent] = []
     if note and note.strip():
-        content.append(_text_block(note.strip()))
+        content.append(text_block(note.strip()))
     if error is not None:
-        content.append(_text_block(_fence(error)))
+        content.append(text_block(fence(error)))
     if call_view.description and call_view.description.strip():
-        content.append(_text_block(call_view.description.strip()))
-    content.append(_text_block(_console(call_view.title, _console_text(output))))
+        content.append(text_block(call_view.description.strip()))
+    content.append(text_block(console(call_view.title, console_text(output))))
     status_line = _exit_line(exit_code, signal)
     if status_line:
-        content.append(_text_block(status_line))
+        content.append(text_block(status_line))
     full_line = _full_output_line(full_output, ctx)
     if full_line:
-        content.append(_text_block(full_line))
+        content.append(text_block(full_line))
     final["content"] = content
     final["_meta"] = {"acpBridge": bridge}
-    return [_fit(final, ctx.max_update_bytes)]
+    return [bound_update(final, ctx.max_update_bytes)]
 
 
-def _raw_output(result: ToolResult, view: ResultViewT | None, cwd: str) -> dict[str, Any]:
+def _raw_output(result: ToolResult, view: ResultViewT | None, cwd: str) -> RawOutput:
     """A bounded summary for clients that show rawOutput; never the megabytes the model saw."""
-    out: dict[str, Any] = {"isError": result.is_error}
+    out: RawOutput = {"isError": result.is_error}
     if result.error is not None:
-        error: dict[str, Any] = {"message": _truncate_middle(result.error.message, 2_000)}
+        error: ErrorSummary = {"message": truncate_middle(result.error.message, 2_000)}
         if result.error.code is not None:
             error["code"] = result.error.code
         out["error"] = error
@@ -186,7 +192,7 @@ def _raw_output(result: ToolResult, view: ResultViewT | None, cwd: str) -> dict[
             out["fullOutputPath"] = view.full_output_path
         output = view.output if view.output is not None else content_text(result.content)
         # The end of a command's output is where its verdict is.
-        out["output"] = _tail(output, RAW_OUTPUT_TEXT_CHARS)
+        out["output"] = tail(output, RAW_OUTPUT_TEXT_CHARS)
         return out
     if isinstance(view, SearchResultView):
         out["total"] = view.total
@@ -197,9 +203,12 @@ def _raw_output(result: ToolResult, view: ResultViewT | None, cwd: str) -> dict[
     elif isinstance(view, WebResultView) and view.url:
         out["url"] = view.url
         out["statusCode"] = view.status_code
+    elif isinstance(view, GenericResultView) and view.raw_output is not None:
+        # The result's own structured data (an MCP tool's `structuredContent`), bounded like rawInput.
+        out["structuredContent"] = bounded_raw_input(view.raw_output)
     text = content_text(result.content)
     if text:
-        out["text"] = _truncate_middle(text, RAW_OUTPUT_TEXT_CHARS)
+        out["text"] = truncate_middle(text, RAW_OUTPUT_TEXT_CHARS)
     return out
 
 

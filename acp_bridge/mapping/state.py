@@ -1,5 +1,6 @@
 """Session-state updates: the current permission mode (`mode_update`), the context window's usage
-(`usage_update`) and the slash commands a session understands (`available_commands`).
+(`usage_update`), the slash commands a session understands (`available_commands`) and what
+`session/list` shows of the session (`session_info_update`: title, last activity).
 
 Must not: decide anything; the session passes the mode, the token counts and the commands it has.
 """
@@ -7,27 +8,48 @@ Must not: decide anything; the session passes the mode, the token counts and the
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
-from .wire import Update
+from .wire import (
+    AvailableCommand,
+    AvailableCommandsUpdate,
+    Cost,
+    CurrentModeUpdate,
+    SessionInfoUpdate,
+    UsageUpdate,
+)
 
 
-def mode_update(mode_id: str) -> Update:
+def mode_update(mode_id: str) -> CurrentModeUpdate:
     """ACP's `current_mode_update`: the session's permission mode is now `mode_id`."""
     return {"sessionUpdate": "current_mode_update", "currentModeId": mode_id}
 
 
-def usage_update(used: int, size: int) -> Update:
-    """ACP's `usage_update`: `used` tokens are in the context, of a `size`-token window."""
-    return {"sessionUpdate": "usage_update", "used": used, "size": size}
+def usage_update(used: int, size: int, cost: Cost | None = None) -> UsageUpdate:
+    """ACP's `usage_update`: `used` tokens are in the context, of a `size`-token window; `cost` (from
+    `controls.cost`) is the session's cumulative cost, when its prices are known."""
+    update: UsageUpdate = {"sessionUpdate": "usage_update", "used": used, "size": size}
+    if cost is not None:
+        update["cost"] = cost
+    return update
 
 
-def available_commands(commands: Iterable[tuple[str, str, str | None]]) -> Update:
+def available_commands(commands: Iterable[tuple[str, str, str | None]]) -> AvailableCommandsUpdate:
     """ACP's `available_commands_update` from (name, description, input hint or None) triples."""
-    listed: list[dict[str, Any]] = []
+    listed: list[AvailableCommand] = []
     for name, description, hint in commands:
-        command: dict[str, Any] = {"name": name, "description": description}
+        command: AvailableCommand = {"name": name, "description": description}
         if hint is not None:
             command["input"] = {"hint": hint}
         listed.append(command)
     return {"sessionUpdate": "available_commands_update", "availableCommands": listed}
+
+
+def session_info_update(*, title: str | None = None, updated_at: str | None = None) -> SessionInfoUpdate:
+    """ACP's `session_info_update` with the fields that changed (an omitted field is left as it was):
+    the session's `title` and its last activity `updated_at` (ISO 8601)."""
+    update: SessionInfoUpdate = {"sessionUpdate": "session_info_update"}
+    if title is not None:
+        update["title"] = title
+    if updated_at is not None:
+        update["updatedAt"] = updated_at
+    return update

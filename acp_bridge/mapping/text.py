@@ -8,17 +8,16 @@ Must not: know paths, cards or the update around a block; these are plain functi
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
-from .wire import LIVE_OUTPUT_TAIL_CHARS, MAX_TITLE_CHARS
+from .wire import LIVE_OUTPUT_TAIL_CHARS, MAX_TITLE_CHARS, ContentItem, ToolCallContent
 
 _BACKTICK_RUN: Final = re.compile(r"`+")
 _ANSI: Final = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
 _INFO_STRING_JUNK: Final = re.compile(r"[^\w+#.\-]")
 
 
-def _utf8_len(text: str) -> int:
+def utf8_len(text: str) -> int:
     # str.isascii() is O(1) in CPython, which keeps the live-output path cheap.
     return len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
 
@@ -29,28 +28,28 @@ def _longest_backtick_run(text: str) -> int:
     return max(len(run) for run in _BACKTICK_RUN.findall(text))
 
 
-def _fence(text: str, info: str = "") -> str:
+def fence(text: str, info: str = "") -> str:
     """A fenced code block that the text cannot close: the fence is longer than any backtick run."""
     longest = _longest_backtick_run(text)
-    fence = "`" * max(3, longest + 1)
+    ticks = "`" * max(3, longest + 1)
     info = _INFO_STRING_JUNK.sub("", info)[:32]
     body = text if not text or text.endswith("\n") else text + "\n"
-    return f"{fence}{info}\n{body}{fence}"
+    return f"{ticks}{info}\n{body}{ticks}"
 
 
-def _truncate_middle(text: str, max_chars: int) -> str:
+def truncate_middle(text: str, max_chars: int) -> str:
     """Keep the head and the tail (both matter for logs and fenced blocks) around an explicit marker."""
     if len(text) <= max_chars:
         return text
     max_chars = max(0, max_chars)
     head = max_chars * 3 // 5
-    tail = max_chars - head
-    omitted = text[head : len(text) - tail]
-    marker = f"\n… (truncated, {_utf8_len(omitted)} bytes omitted) …\n"
-    return text[:head] + marker + (text[len(text) - tail :] if tail else "")
+    kept_tail = max_chars - head
+    omitted = text[head : len(text) - kept_tail]
+    marker = f"\n… (truncated, {utf8_len(omitted)} bytes omitted) …\n"
+    return text[:head] + marker + (text[len(text) - kept_tail :] if kept_tail else "")
 
 
-def _tail(text: str, max_chars: int = LIVE_OUTPUT_TAIL_CHARS) -> str:
+def tail(text: str, max_chars: int = LIVE_OUTPUT_TAIL_CHARS) -> str:
     """The end of a live output (what a user watching a running command needs) with a marker."""
     if len(text) <= max_chars:
         return text
@@ -60,11 +59,11 @@ def _tail(text: str, max_chars: int = LIVE_OUTPUT_TAIL_CHARS) -> str:
         cut = newline + 1  # start at a line boundary when one is near
     kept = text[cut:]
     # Whole-minus-kept avoids copying the omitted prefix (O(1) sizes for ASCII, the common case).
-    omitted = _utf8_len(text) - _utf8_len(kept)
+    omitted = utf8_len(text) - utf8_len(kept)
     return f"(truncated, {omitted} bytes of earlier output omitted)\n" + kept
 
 
-def _console_text(output: str) -> str:
+def console_text(output: str) -> str:
     """Terminal output as a Markdown client can show it: no ANSI escapes, carriage-return redraws
     (progress bars) collapsed to what a terminal would finally show, trailing newlines trimmed."""
     text = _ANSI.sub("", output).replace("\r\n", "\n")
@@ -79,24 +78,24 @@ def _console_text(output: str) -> str:
     return text.rstrip("\n")
 
 
-def _console(command: str | None, output: str | None) -> str:
+def console(command: str | None, output: str | None) -> str:
     """A ```console block: `$ command` (when known) then the output, like a terminal transcript."""
     parts: list[str] = []
     if command is not None and command.strip():
         parts.append("$ " + command.strip("\n"))
     if output:
         parts.append(output)
-    return _fence("\n".join(parts), "console")
+    return fence("\n".join(parts), "console")
 
 
-def _literal(text: str) -> str:
+def literal(text: str) -> str:
     """Tool text shown as written: one line stays prose, several lines go in a plain fence so Markdown
     does not reflow or interpret them."""
     stripped = text.strip("\n")
-    return _fence(stripped) if "\n" in stripped else stripped
+    return fence(stripped) if "\n" in stripped else stripped
 
 
-def _one_line(text: str, limit: int = MAX_TITLE_CHARS) -> tuple[str, bool]:
+def one_line(text: str, limit: int = MAX_TITLE_CHARS) -> tuple[str, bool]:
     """A single-line title and whether it lost information (several lines, or cut)."""
     lines = [line.strip() for line in re.split(r"\r\n|\r|\n", text.strip())]
     lines = [line for line in lines if line]
@@ -108,27 +107,28 @@ def _one_line(text: str, limit: int = MAX_TITLE_CHARS) -> tuple[str, bool]:
     return one, lossy
 
 
-def _link(url: str, label: str | None = None) -> str:
+def link(url: str, label: str | None = None) -> str:
     safe = re.fullmatch(r"[^\s<>]+", url) is not None
     if label:
         label = label.replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
-        return f"[{label}](<{url}>)" if safe else f"{label} ({_inline_code(url)})"
-    return f"<{url}>" if safe else _inline_code(url)
+        return f"[{label}](<{url}>)" if safe else f"{label} ({inline_code(url)})"
+    return f"<{url}>" if safe else inline_code(url)
 
 
-def _inline_code(text: str) -> str:
+def inline_code(text: str) -> str:
     ticks = "`" * (_longest_backtick_run(text) + 1)
     # CommonMark strips one space on each side, which lets a code span start or end with a backtick.
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
-def _text_block(text: str) -> dict[str, Any]:
+def text_block(text: str) -> ContentItem:
+    """A tool call content block showing `text` (Markdown)."""
     return {"type": "content", "content": {"type": "text", "text": text}}
 
 
-def _block_text(block: Mapping[str, Any]) -> str:
-    inner = block.get("content")
-    if block.get("type") == "content" and isinstance(inner, Mapping) and inner.get("type") == "text":
-        return str(inner.get("text", ""))
+def block_text(block: ToolCallContent) -> str:
+    """The text a content block shows ("" for diffs, terminals and images)."""
+    if block["type"] == "content" and block["content"]["type"] == "text":
+        return block["content"]["text"]
     return ""

@@ -13,10 +13,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from acp_bridge.credentials import api_key_from_environment
+from acp_bridge.credentials import KeySource, api_key_from_environment
 from acp_bridge.models.base import (
     AssistantMessage,
+    ImageData,
     JsonObject,
+    ListsModels,
     Message,
     ModelBackend,
     ModelError,
@@ -32,6 +34,7 @@ from acp_bridge.models.base import (
     ToolSpec,
     Usage,
     UserMessage,
+    estimate_tokens,
     parse_tool_arguments,
 )
 from acp_bridge.models.scripted import (
@@ -50,7 +53,9 @@ __all__ = [
     "DEFAULT_BASE_URL",
     "DEMO_SCRIPT",
     "AssistantMessage",
+    "ImageData",
     "JsonObject",
+    "ListsModels",
     "Message",
     "ModelBackend",
     "ModelError",
@@ -69,6 +74,7 @@ __all__ = [
     "Usage",
     "UserMessage",
     "demo_workspace_files",
+    "estimate_tokens",
     "load_backend",
     "load_script",
     "parse_script",
@@ -90,17 +96,22 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def load_backend(spec: str, *, base_url: str | None = None, api_key: str | None = None) -> ModelBackend:
+def load_backend(
+    spec: str, *, base_url: str | None = None, api_key: str | None = None, require_key: bool = True
+) -> ModelBackend:
     """Build the backend a `--model` spec names.
 
     `scripted` → the demo script; `scripted:PATH` → that script file; `openai:MODEL` → an
     OpenAI-compatible endpoint at `base_url` (default DeepSeek's) with `api_key`, or else the first
     non-empty of ACP_BRIDGE_API_KEY, DEEPSEEK_API_KEY, OPENAI_API_KEY (from the environment, or from what
-    `credentials.claim_secrets` took out of it at start-up). `base_url` is ignored (with a
-    warning) for scripted models.
+    `credentials.claim_secrets` took out of it at start-up), or else the key `acp-bridge login` stored for
+    that endpoint, looked up again at each request (so a later login or logout counts). `base_url` is
+    ignored (with a warning) for scripted models.
 
     Raises `ModelError(kind="config")` for an unknown spec, an empty model name or path, a script file that
-    is missing or invalid (naming the JSON path at fault), or no API key (naming the env vars).
+    is missing or invalid (naming the JSON path at fault), or no API key anywhere (naming the env vars)
+    when `require_key`; without it, a backend with no key yet is built, and its requests fail with `auth`
+    until one is stored.
     """
     kind, sep, rest = spec.strip().partition(":")
     if kind == "scripted":
@@ -120,14 +131,19 @@ def load_backend(spec: str, *, base_url: str | None = None, api_key: str | None 
         model = rest.strip()
         if not model:
             raise ModelError("'openai' needs a model name, e.g. 'openai:deepseek-chat'", kind="config")
+        url = base_url or DEFAULT_BASE_URL
         key, source = _find_api_key(api_key)
-        if key is None:
+        if key is not None:
+            # A key given or found in the environment is fixed for the process (the environment wins).
+            return OpenAIBackend(model, api_key=key, base_url=url, api_key_source=source)
+        keys = KeySource(url)
+        if require_key and keys.current()[0] is None:
             raise ModelError(
                 f"no API key for {spec.strip()!r}: set {' or '.join(API_KEY_ENV_VARS)} (checked in that "
-                "order). A local server that needs no key accepts any value.",
+                "order), or run `acp-bridge login`. A local server that needs no key accepts any value.",
                 kind="config",
             )
-        return OpenAIBackend(model, api_key=key, base_url=base_url or DEFAULT_BASE_URL, api_key_source=source)
+        return OpenAIBackend(model, base_url=url, key_provider=keys)
     raise ModelError(f"unknown model {spec!r}: expected {_SPEC_FORMS}", kind="config")
 
 

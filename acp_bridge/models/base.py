@@ -11,9 +11,10 @@ Invariant: a backend never executes tools and never writes to stdout.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 JsonObject = Mapping[str, Any]
 
@@ -22,8 +23,20 @@ JsonObject = Mapping[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
+class ImageData:
+    """An image the model may be shown: base64 `data` of a `mime_type` (image/png, image/jpeg, ...).
+    `source` says where it came from, for the model's text and for people (a prompt, a tool's name)."""
+
+    mime_type: str
+    data: str
+    source: str = "prompt"
+
+
+@dataclass(frozen=True, slots=True)
 class UserMessage:
     text: str
+    # Attached to the prompt (ACP `image` blocks); only a vision model is given them.
+    images: tuple[ImageData, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +80,8 @@ class ToolResultMessage:
     name: str
     content: str
     is_error: bool = False
+    # Images the result carries (a `read` of a PNG); `content` names them in text too.
+    images: tuple[ImageData, ...] = ()
 
 
 Message = UserMessage | AssistantMessage | ToolResultMessage
@@ -87,6 +102,11 @@ class StepRequest:
 
     `turn_index` counts the session's prompts from 0; `step_index` counts the steps of this turn from 0.
     The scripted backend replays by these indices; a real model looks only at `messages` and `tools`.
+
+    `model` and `reasoning_effort` are the session's choices (its model picker), None for the backend's
+    own model and the model's default effort. `purpose` is `summary` for a compaction's request (the
+    conversation to summarize, no tools); `summary_index` counts the session's compactions from 0, for
+    the scripted backend to pick its scripted summary.
     """
 
     messages: Sequence[Message]
@@ -94,6 +114,10 @@ class StepRequest:
     turn_index: int
     step_index: int
     system_prompt: str | None = None
+    model: str | None = None
+    reasoning_effort: str | None = None
+    purpose: Literal["turn", "summary"] = "turn"
+    summary_index: int = 0
 
 
 # --- step events (what a backend yields) ---------------------------------------------------------
@@ -119,9 +143,13 @@ class ToolCallStarted:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """What one response cost in tokens, as the backend reported it. `cached_input_tokens` is the part of
+    `input_tokens` served from the provider's prompt cache (billed at a lower price where one is known)."""
+
     input_tokens: int = 0
     output_tokens: int = 0
     total_tokens: int = 0
+    cached_input_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +164,13 @@ class StepComplete:
 
 
 StepEvent = ThoughtDelta | TextDelta | ToolCallStarted | StepComplete
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count of `text`: one token per four characters, the rule of thumb OpenAI's tokenizer
+    guide gives for English. For choosing what to keep when compacting and for scripted usage only; never
+    reported to a client as the backend's figure."""
+    return math.ceil(len(text) / 4)
 
 
 ModelErrorKind = Literal["auth", "rate_limit", "server", "connection", "protocol", "config", "other"]
@@ -169,3 +204,17 @@ class ModelBackend(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+@runtime_checkable
+class ListsModels(Protocol):
+    """A backend that can say which models it offers (`models.catalog` reads it once per process).
+
+    `model` is the model the backend was configured with; `list_models()` answers the endpoint's model
+    list as OpenAI's `GET /models` shapes it (`{"id": ..., ...}` objects, with whatever metadata the
+    endpoint adds: a context length, supported parameters). Raises `ModelError` when it cannot."""
+
+    @property
+    def model(self) -> str: ...
+
+    async def list_models(self) -> list[Mapping[str, Any]]: ...

@@ -4,6 +4,12 @@ One `stream_step` is one streaming POST to `{base_url}/chat/completions`: neutra
 out in OpenAI's format; `delta.reasoning_content` (DeepSeek) becomes `ThoughtDelta`, `delta.content` becomes
 `TextDelta`, and tool-call fragments are assembled by index into the final `StepComplete`.
 
+The session's model choice (`StepRequest.model`) replaces the configured model in the request, and its
+reasoning effort goes out as OpenAI's `reasoning_effort`. `list_models` reads the endpoint's `GET /models`
+for the model picker (`models.catalog`). The key is asked of a `KeySource` at each request when the
+backend has no fixed key: an environment variable, else the key `acp-bridge login` stored, so a login or a
+logout takes effect on the next request without a restart.
+
 Failures are `ModelError`s: 401/403 fail at once (`auth`, naming the env vars to set); 408/409/429/5xx and
 connection failures before anything was yielded are retried with capped exponential backoff and jitter
 (honouring a capped `Retry-After`); a stream that breaks after output was yielded is `connection` and is
@@ -24,13 +30,14 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, assert_never
+from typing import Any, Final, Protocol, assert_never
 
 import httpx
 
-from acp_bridge.credentials import API_KEY_ENV_VARS
+from acp_bridge.credentials import API_KEY_ENV_VARS, STORED_KEY_SOURCE
 from acp_bridge.models.base import (
     AssistantMessage,
+    ImageData,
     ModelError,
     ModelErrorKind,
     StepComplete,
@@ -46,6 +53,7 @@ from acp_bridge.models.base import (
     UserMessage,
     parse_tool_arguments,
 )
+from acp_bridge.models.images import data_url
 
 __all__ = ["API_KEY_ENV_VARS", "DEFAULT_BASE_URL", "DEFAULT_TIMEOUT", "OpenAIBackend"]
 
@@ -62,6 +70,14 @@ _RETRY_STATUSES: Final = frozenset({408, 409, 429})
 _MAX_ERROR_BODY: Final = 64 * 1024
 # "ACP_BRIDGE_API_KEY (or DEEPSEEK_API_KEY / OPENAI_API_KEY)", for messages.
 _KEY_HINT: Final = f"{API_KEY_ENV_VARS[0]} (or {' / '.join(API_KEY_ENV_VARS[1:])})"
+# How long listing the endpoint's models may take (the model picker waits for it once per process).
+LIST_MODELS_TIMEOUT: Final = httpx.Timeout(5.0)
+
+
+class KeyProvider(Protocol):
+    """Where the key comes from at each request (`credentials.KeySource`): (key, its source) or Nones."""
+
+    def current(self) -> tuple[str | None, str | None]: ...
 
 
 class OpenAIBackend:
@@ -71,7 +87,7 @@ class OpenAIBackend:
         self,
         model: str,
         *,
-        api_key: str,
+        api_key: str | None = None,
         base_url: str = DEFAULT_BASE_URL,
         max_retries: int = 3,
         timeout: float | httpx.Timeout = DEFAULT_TIMEOUT,
@@ -79,20 +95,23 @@ class OpenAIBackend:
         backoff_max: float = 8.0,
         retry_after_max: float = 30.0,
         api_key_source: str | None = None,
+        key_provider: KeyProvider | None = None,
     ) -> None:
         """Configure the backend; no request is made until `stream_step`.
 
         `base_url` may end in `/v1` or not: `/chat/completions` is appended as is. `max_retries` counts the
         retries after the first attempt. Retry delays are `backoff_base * 2**n` (at most `backoff_max`)
         with jitter, or the server's `Retry-After` capped at `retry_after_max`. `api_key_source` (the env
-        var the key came from) only makes auth errors more precise. Raises `ModelError(kind="config")`
-        for an empty model or key, or a base URL that is not http(s).
+        var the key came from) only makes auth errors more precise. Without `api_key`, `key_provider` is
+        asked for the key at each request (a request without one fails with `auth`). Raises
+        `ModelError(kind="config")` for an empty model, no key and no provider, or a base URL that is not
+        http(s).
         """
         if not model.strip():
             raise ModelError(
                 "the openai backend needs a model name, e.g. openai:deepseek-chat", kind="config"
             )
-        if not api_key.strip():
+        if key_provider is None and not (api_key or "").strip():
             raise ModelError(f"no API key: set {_KEY_HINT}", kind="config")
         try:
             parsed = httpx.URL(base_url)
@@ -112,21 +131,82 @@ class OpenAIBackend:
         self._backoff_max = backoff_max
         self._retry_after_max = retry_after_max
         self._api_key_source = api_key_source
-        # The key lives only in the client's default headers: never in an attribute that a repr, a log
-        # line or an error message could show.
-        self._client = httpx.AsyncClient(
-            timeout=timeout,
-            headers={
-                "Authorization": f"Bearer {api_key}",
-                "Accept": "text/event-stream",
-                "Content-Type": "application/json",
-                "User-Agent": "acp-bridge",
-            },
-        )
+        self._key_provider = key_provider
+        # A fixed key lives only in the client's default headers: never in an attribute that a repr, a
+        # log line or an error message could show. A provided key goes into each request's headers.
+        headers = {
+            "Accept": "text/event-stream",
+            "Content-Type": "application/json",
+            "User-Agent": "acp-bridge",
+        }
+        if key_provider is None:
+            headers["Authorization"] = f"Bearer {api_key}"
+        self._client = httpx.AsyncClient(timeout=timeout, headers=headers)
 
     @property
     def name(self) -> str:
         return f"openai:{self._model}"
+
+    @property
+    def model(self) -> str:
+        """The configured model (a session may choose another through `StepRequest.model`)."""
+        return self._model
+
+    @property
+    def base_url(self) -> str:
+        return self._base_url
+
+    def _auth_headers(self) -> dict[str, str]:
+        """The request's Authorization header when the key is provided per request (none with a fixed key,
+        which the client's default headers carry). Raises `ModelError(kind="auth")` when no key is known."""
+        if self._key_provider is None:
+            return {}
+        key, source = self._key_provider.current()
+        if key is None:
+            raise ModelError(
+                f"No API key for the model API at {self._base_url}: log in (`acp-bridge login`, or your "
+                f"editor's login) or set {_KEY_HINT}.",
+                kind="auth",
+            )
+        self._api_key_source = source
+        return {"Authorization": f"Bearer {key}"}
+
+    async def list_models(self) -> list[Mapping[str, Any]]:
+        """The endpoint's `GET {base_url}/models` list (`data`), each entry as the endpoint sent it. Raises
+        `ModelError`: `auth` (refused or missing key), `config` (no such route), `connection`, `protocol`
+        (not the OpenAI list shape), `other`."""
+        url = f"{self._base_url}/models"
+        try:
+            response = await self._client.get(
+                url,
+                headers={**self._auth_headers(), "Accept": "application/json"},
+                timeout=LIST_MODELS_TIMEOUT,
+            )
+        except httpx.HTTPError as exc:
+            raise ModelError(
+                f"Could not list the models at {url} ({_describe_transport_error(exc)}).", kind="connection"
+            ) from exc
+        if response.status_code != 200:
+            detail = _provider_message(response.text[:_MAX_ERROR_BODY]) or response.reason_phrase
+            kind: ModelErrorKind = (
+                "auth"
+                if response.status_code in (401, 403)
+                else "config"
+                if response.status_code == 404
+                else "other"
+            )
+            raise ModelError(
+                f"{url} answered HTTP {response.status_code} ({detail})",
+                kind=kind,
+                status=response.status_code,
+            )
+        try:
+            data = response.json().get("data")
+        except (ValueError, AttributeError):
+            data = None
+        if not isinstance(data, list):
+            raise ModelError(f"{url} did not answer an OpenAI model list", kind="protocol")
+        return [entry for entry in data if isinstance(entry, Mapping) and isinstance(entry.get("id"), str)]
 
     @property
     def url(self) -> str:
@@ -149,13 +229,14 @@ class OpenAIBackend:
         Cancellation closes the HTTP response before `CancelledError` propagates.
         """
         body = _encode_body(self._model, request)
+        headers = self._auth_headers()
         attempt = 0
         while True:
             yielded = False
             retry_after: float | None = None
             error: ModelError
             try:
-                async with self._client.stream("POST", self._url, content=body) as response:
+                async with self._client.stream("POST", self._url, content=body, headers=headers) as response:
                     if response.status_code != 200:
                         error = await self._http_error(response, attempt)
                         retry_after = _retry_after_seconds(response.headers)
@@ -220,9 +301,14 @@ class OpenAIBackend:
         if status in (401, 403):
             kind = "auth"
             source = f" The key in use came from {self._api_key_source}." if self._api_key_source else ""
+            fix = (
+                "Log in again (`acp-bridge login`, or your editor's login)"
+                if self._api_key_source == STORED_KEY_SOURCE
+                else f"Set {_KEY_HINT} to a valid key for this endpoint"
+            )
             message = (
                 f"The model API at {self._base_url} refused the API key (HTTP {status}: {detail}). "
-                f"Set {_KEY_HINT} to a valid key for this endpoint.{source}"
+                f"{fix}.{source}"
             )
         elif status == 429:
             kind = "rate_limit"
@@ -329,11 +415,14 @@ def _retry_after_seconds(headers: httpx.Headers) -> float | None:
 
 def _encode_body(model: str, request: StepRequest) -> bytes:
     body: dict[str, Any] = {
-        "model": model,
+        "model": request.model or model,
         "messages": _wire_messages(request),
         "stream": True,
         "stream_options": {"include_usage": True},
     }
+    if request.reasoning_effort is not None:
+        # OpenAI's chat-completions parameter for reasoning models; sent only when the session chose one.
+        body["reasoning_effort"] = request.reasoning_effort
     if request.tools:
         # Omitted when empty: several compatible servers reject `"tools": []`.
         body["tools"] = [_wire_tool(tool) for tool in request.tools]
@@ -351,16 +440,49 @@ def _wire_messages(request: StepRequest) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     if request.system_prompt:
         out.append({"role": "system", "content": request.system_prompt})
+    # Images tool results carried: a tool message holds text only, so they follow the step's tool
+    # messages as one user message (nothing may come between the tool messages of one step).
+    pending: list[ToolResultMessage] = []
     for message in request.messages:
+        if pending and not isinstance(message, ToolResultMessage):
+            out.append(_tool_images(pending))
+            pending = []
         if isinstance(message, UserMessage):
-            out.append({"role": "user", "content": message.text})
+            out.append({"role": "user", "content": _user_content(message)})
         elif isinstance(message, AssistantMessage):
             out.append(_wire_assistant(message))
         elif isinstance(message, ToolResultMessage):
             out.append({"role": "tool", "tool_call_id": message.call_id, "content": message.content})
+            if message.images:
+                pending.append(message)
         else:
             assert_never(message)
+    if pending:
+        out.append(_tool_images(pending))
     return out
+
+
+def _image_part(image: ImageData) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": data_url(image)}}
+
+
+def _user_content(message: UserMessage) -> str | list[dict[str, Any]]:
+    if not message.images:
+        return message.text
+    parts: list[dict[str, Any]] = [{"type": "text", "text": message.text}] if message.text else []
+    return parts + [_image_part(image) for image in message.images]
+
+
+def _tool_images(results: list[ToolResultMessage]) -> dict[str, Any]:
+    parts: list[dict[str, Any]] = []
+    for result in results:
+        count = len(result.images)
+        parts.append(
+            {"type": "text", "text": f"The `{result.name}` call {result.call_id} returned "
+             f"{'this image' if count == 1 else f'these {count} images'}:"}
+        )  # fmt: skip
+        parts += [_image_part(image) for image in result.images]
+    return {"role": "user", "content": parts}
 
 
 def _wire_assistant(message: AssistantMessage) -> dict[str, Any]:
@@ -556,8 +678,15 @@ def _parse_usage(usage: Mapping[str, Any]) -> Usage:
 
     input_tokens = count("prompt_tokens")
     output_tokens = count("completion_tokens")
+    # The prompt tokens the provider's cache served: OpenAI's `prompt_tokens_details.cached_tokens`,
+    # DeepSeek's `prompt_cache_hit_tokens`.
+    details = usage.get("prompt_tokens_details")
+    cached = details.get("cached_tokens") if isinstance(details, Mapping) else None
+    if not isinstance(cached, int) or isinstance(cached, bool):
+        cached = count("prompt_cache_hit_tokens")
     return Usage(
         input_tokens=input_tokens,
         output_tokens=output_tokens,
         total_tokens=count("total_tokens") or input_tokens + output_tokens,
+        cached_input_tokens=max(0, min(cached, input_tokens)),
     )

@@ -6,6 +6,19 @@ the JSON path at fault (`turns[0].steps[1].tool_calls[0].arguments: ...`). `stre
 step at `request.turn_index` / `request.step_index`: the loop owns that per-session cursor, so one backend
 serves any number of sessions without them sharing state.
 
+Optional fields (a script without them replays exactly as before), so tests and the demo can show usage
+and compaction offline:
+- `"context_window": N` (top level): the window the scripted model reports as its metadata (the model
+  picker's `GET /models` counterpart), so usage gauges and the compaction threshold work;
+- `"usage": "estimate"` (top level): every response reports token usage, estimated from what it was sent
+  and what it answered (`base.estimate_tokens`: four characters a token);
+- `"usage": {"input_tokens": N, "output_tokens": M, "cached_input_tokens"?: K}` (on a step): the usage that
+  step reports, as a real endpoint would (it wins over the estimate);
+- `"summaries": ["...", ...]` (top level): the answer to a compaction's summary request
+  (`StepRequest.purpose == "summary"`): a session's first compaction gets the first, and so on, the last
+  one repeating; without it a summary request gets a short generic summary. Summary requests never use
+  up a turn of the script.
+
 Must not: keep a cursor, execute tools, read files after loading, or write to stdout.
 
 The built-in demo (`DEMO_SCRIPT`, used by `scripted` with no PATH and by `acp-bridge demo`) expects the
@@ -13,6 +26,8 @@ workspace that `demo_workspace_files()` returns, at the session cwd:
 - `notes.md`: project notes with a `TODO:` line asking for a friendlier greeting;
 - `app.py`: a line `GREETING = "hello"` (the demo edits it to `GREETING = "hello, editor"`); running
   `python3 app.py` prints the greeting three times, 0.2 s apart, so live terminal output is visible.
+Its second turn is one Code Mode program (`run_code`): it reads both files and, the greeting being fixed,
+edits the TODO line of `notes.md` into a "Done:" line.
 """
 
 from __future__ import annotations
@@ -24,11 +39,13 @@ import os
 import re
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Final
+from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, StrictStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, StrictInt, StrictStr, ValidationError
 
 from acp_bridge.models.base import (
+    AssistantMessage,
+    Message,
     ModelError,
     StepComplete,
     StepEvent,
@@ -36,8 +53,12 @@ from acp_bridge.models.base import (
     TextDelta,
     ThoughtDelta,
     ToolCallRequest,
+    ToolResultMessage,
+    Usage,
+    estimate_tokens,
     parse_tool_arguments,
 )
+from acp_bridge.models.images import describe_image, images_of
 
 __all__ = [
     "DEMO_CHUNK_DELAY",
@@ -46,6 +67,7 @@ __all__ = [
     "ScriptStep",
     "ScriptToolCall",
     "ScriptTurn",
+    "ScriptUsage",
     "ScriptedBackend",
     "demo_workspace_files",
     "load_script",
@@ -81,10 +103,23 @@ class ScriptToolCall(_Strict):
     arguments: Annotated[dict[str, Any] | str, PlainValidator(_check_arguments)]
 
 
+_Count = Annotated[StrictInt, Field(ge=0)]
+
+
+class ScriptUsage(_Strict):
+    input_tokens: _Count
+    output_tokens: _Count = 0
+    cached_input_tokens: _Count = 0
+
+
 class ScriptStep(_Strict):
     thought: StrictStr | None = None
     text: StrictStr | None = None
     tool_calls: tuple[ScriptToolCall, ...] = ()
+    usage: ScriptUsage | None = None
+    # Append a line describing every image the model was given so far (the prompt's and the tools'),
+    # so a test sees what reached the model.
+    describe_images: bool = False
 
 
 class ScriptTurn(_Strict):
@@ -93,6 +128,9 @@ class ScriptTurn(_Strict):
 
 class Script(_Strict):
     turns: tuple[ScriptTurn, ...]
+    context_window: Annotated[StrictInt, Field(ge=1)] | None = None
+    usage: Literal["estimate"] | None = None
+    summaries: tuple[StrictStr, ...] = ()
 
 
 # How many validation problems one error message lists; the rest are counted.
@@ -286,6 +324,16 @@ class ScriptedBackend:
     def script(self) -> Script:
         return self._script
 
+    @property
+    def model(self) -> str:
+        """The one model a script offers: itself."""
+        return self._name
+
+    async def list_models(self) -> list[Mapping[str, Any]]:
+        """The script as the only model, with its `context_window` when the script gives one."""
+        window = self._script.context_window
+        return [{"id": self._name, **({"context_window": window} if window is not None else {})}]
+
     async def stream_step(self, request: StepRequest) -> AsyncIterator[StepEvent]:
         """Yield the scripted step at (turn_index, step_index), ending with one `StepComplete`.
 
@@ -293,6 +341,10 @@ class ScriptedBackend:
         left (a bare `StepComplete`, so the turn ends); the script has no turn left (one `TextDelta` saying
         so, then `StepComplete(script_exhausted=True)`). Raises `ModelError` for negative indices.
         """
+        if request.purpose == "summary":
+            async for event in self._summary(request):
+                yield event
+            return
         if request.turn_index < 0 or request.step_index < 0:
             raise ModelError(
                 f"scripted model asked for turn {request.turn_index}, step {request.step_index}: "
@@ -317,24 +369,65 @@ class ScriptedBackend:
                 await self._pause()
             first = False
             yield ThoughtDelta(chunk)
-        for chunk in split_text(step.text or ""):
+        text = step.text or ""
+        if step.describe_images:
+            text += _images_line(request)
+        for chunk in split_text(text):
             if not first:
                 await self._pause()
             first = False
             yield TextDelta(chunk)
+        calls = tuple(
+            # A deep copy: the script is shared by every session, so no consumer may alias its dicts.
+            ToolCallRequest(
+                id=call.id,
+                name=call.name,
+                arguments=call.arguments
+                if isinstance(call.arguments, str)
+                else copy.deepcopy(call.arguments),
+            )
+            for call in step.tool_calls
+        )
+        answer = (step.thought or "") + (step.text or "") + "".join(c.name + str(c.arguments) for c in calls)
         yield StepComplete(
-            tool_calls=tuple(
-                # A deep copy: the script is shared by every session, so no consumer may alias its dicts.
-                ToolCallRequest(
-                    id=call.id,
-                    name=call.name,
-                    arguments=call.arguments
-                    if isinstance(call.arguments, str)
-                    else copy.deepcopy(call.arguments),
-                )
-                for call in step.tool_calls
-            ),
+            tool_calls=calls,
             finish_reason="tool_calls" if step.tool_calls else "stop",
+            usage=self._usage(request, answer, step.usage),
+        )
+
+    async def _summary(self, request: StepRequest) -> AsyncIterator[StepEvent]:
+        """A compaction's summary: the scripted one for this compaction (the last one repeating), else a
+        generic one."""
+        summaries = self._script.summaries
+        if summaries:
+            text = summaries[min(max(request.summary_index, 0), len(summaries) - 1)]
+        else:
+            sent = sum(len(_message_text(m)) for m in request.messages)
+            text = f"(Scripted summary of {sent} characters of earlier conversation.)"
+        for index, chunk in enumerate(split_text(text)):
+            if index:
+                await self._pause()
+            yield TextDelta(chunk)
+        yield StepComplete(finish_reason="stop", usage=self._usage(request, text, None))
+
+    def _usage(self, request: StepRequest, answer: str, scripted: ScriptUsage | None) -> Usage | None:
+        """The step's scripted usage, else the estimate when the script asks for one, else none."""
+        if scripted is not None:
+            return Usage(
+                input_tokens=scripted.input_tokens,
+                output_tokens=scripted.output_tokens,
+                total_tokens=scripted.input_tokens + scripted.output_tokens,
+                cached_input_tokens=min(scripted.cached_input_tokens, scripted.input_tokens),
+            )
+        if self._script.usage != "estimate":
+            return None
+        sent = (request.system_prompt or "") + "".join(_message_text(m) for m in request.messages)
+        sent += "".join(
+            tool.name + tool.description + json.dumps(dict(tool.parameters)) for tool in request.tools
+        )
+        input_tokens, output_tokens = estimate_tokens(sent), estimate_tokens(answer)
+        return Usage(
+            input_tokens=input_tokens, output_tokens=output_tokens, total_tokens=input_tokens + output_tokens
         )
 
     async def _pause(self) -> None:
@@ -343,6 +436,22 @@ class ScriptedBackend:
 
     async def aclose(self) -> None:
         """Nothing to release: the script lives in memory."""
+
+
+def _message_text(message: Message) -> str:
+    if isinstance(message, AssistantMessage):
+        calls = "".join(call.name + str(call.arguments) for call in message.tool_calls)
+        return (message.reasoning or "") + message.text + calls
+    if isinstance(message, ToolResultMessage):
+        return message.content
+    return message.text
+
+
+def _images_line(request: StepRequest) -> str:
+    images = images_of(request.messages)
+    if not images:
+        return "\nI was given no images."
+    return f"\nI was given {len(images)} image(s): " + "; ".join(describe_image(i) for i in images) + "."
 
 
 # --- the built-in demo ---------------------------------------------------------------------------
@@ -374,6 +483,22 @@ def main() -> None:
 if __name__ == "__main__":
     main()
 """
+
+
+# The second turn's program (TypeScript, run by `run_code`): two reads at once, then one edit.
+_DEMO_PROGRAM = """\
+const [app, notes] = await Promise.all([
+  read({ file_path: "app.py" }),
+  read({ file_path: "notes.md" }),
+]);
+if (!app.lines.some((line) => line.includes('"hello, editor"'))) {
+  return "app.py does not greet the editor yet: notes.md stays as it is";
+}
+const todo = notes.lines.find((line) => line.startsWith("- TODO:"));
+if (todo === undefined) return "notes.md has no TODO left";
+const done = '- Done: the greeting says "hello, editor".';
+await edit({ file_path: "notes.md", old_string: todo, new_string: done });
+return { done: todo };"""
 
 
 def demo_workspace_files() -> dict[str, str]:
@@ -464,6 +589,25 @@ DEMO_SCRIPT: Final[dict[str, Any]] = {
                     "greeting. One item is left on the plan: removing the TODO from notes.md.",
                 },
             ]
-        }
+        },
+        {
+            "steps": [
+                {
+                    "text": "One program can do that: it reads app.py and notes.md, and marks the TODO "
+                    "done only if the greeting really changed. Each of its calls shows up on its own.",
+                    "tool_calls": [
+                        {
+                            "id": "demo_tidy_notes",
+                            "name": "run_code",
+                            "arguments": {
+                                "description": "Check app.py, then tidy notes.md",
+                                "code": _DEMO_PROGRAM,
+                            },
+                        }
+                    ],
+                },
+                {"text": "The TODO in notes.md is marked done; nothing is left on the plan."},
+            ]
+        },
     ]
 }

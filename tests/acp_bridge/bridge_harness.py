@@ -7,6 +7,10 @@ against the SDK's pydantic schema as they arrive; `schema_errors` collects any m
 
 `RecordingClient` is the client: it records updates and answers permission requests through a policy
 function (default: allow once), optionally serving `fs/*` from an in-memory buffer map.
+
+The unstable session updates the SDK does not know yet (`notice`, `compaction_update`,
+`compaction_summary_chunk`) are validated against `acp_unstable_schema` instead; `request` sends any
+method with raw params (capabilities and methods the SDK's client does not have).
 """
 
 from __future__ import annotations
@@ -25,7 +29,9 @@ import psutil
 from acp import schema
 from acp.client.connection import ClientSideConnection
 from acp.exceptions import RequestError
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
+
+from .acp_unstable_schema import UNSTABLE_UPDATES, validate_update
 
 REPO = Path(__file__).resolve().parents[2]
 LINE_LIMIT = 64 * 1024 * 1024
@@ -33,6 +39,8 @@ LINE_LIMIT = 64 * 1024 * 1024
 PermissionPolicy = Callable[
     [str, dict[str, Any], list[dict[str, Any]]], Awaitable[dict[str, Any]] | dict[str, Any]
 ]
+# Answers an `elicitation/create` (its params, as sent) with an ACP answer (`{"action": ...}`).
+ElicitationPolicy = Callable[[dict[str, Any]], dict[str, Any]]
 
 
 def write_script(path: Path, turns: list[list[dict[str, Any]]]) -> Path:
@@ -57,11 +65,25 @@ async def allow_once(
 class RecordingClient:
     """The SDK `Client` implementation the tests drive the bridge with."""
 
-    def __init__(self, policy: PermissionPolicy = allow_once, buffers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        policy: PermissionPolicy = allow_once,
+        buffers: dict[str, str] | None = None,
+        elicitation: ElicitationPolicy | None = None,
+    ) -> None:
         self.policy = policy
         self.buffers = buffers  # path → text served by fs/read_text_file; writes land here too
+        self.elicitation = elicitation  # answers elicitation/create (advertise it with `initialize`)
         self.permission_requests: list[dict[str, Any]] = []
+        self.elicitations: list[dict[str, Any]] = []
         self.writes: list[tuple[str, str]] = []
+
+    async def create_elicitation(self, message: str, mode: Any, **kwargs: Any) -> Any:
+        request = {"message": message, **mode.model_dump(mode="json", by_alias=True, exclude_none=True)}
+        self.elicitations.append(request)
+        if self.elicitation is None:
+            raise RequestError.method_not_found("elicitation/create")
+        return self.elicitation(request)
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
         return None  # the raw tap records the exact frames
@@ -95,17 +117,24 @@ def _alive(process: psutil.Process) -> bool:
 
 
 _OUTGOING_SCHEMAS: Mapping[str, Any] = {
-    "session/update": schema.SessionNotification,
-    "session/request_permission": schema.RequestPermissionRequest,
-    "fs/read_text_file": schema.ReadTextFileRequest,
-    "fs/write_text_file": schema.WriteTextFileRequest,
+    "session/update": TypeAdapter(schema.SessionNotification),
+    "session/request_permission": TypeAdapter(schema.RequestPermissionRequest),
+    "fs/read_text_file": TypeAdapter(schema.ReadTextFileRequest),
+    "fs/write_text_file": TypeAdapter(schema.WriteTextFileRequest),
+    "elicitation/create": TypeAdapter(schema.CreateElicitationRequest),
 }
 
 
 class Bridge:
     """One running bridge process and its SDK client connection."""
 
-    def __init__(self, proc: asyncio.subprocess.Process, client: RecordingClient, stderr_path: Path) -> None:
+    def __init__(
+        self,
+        proc: asyncio.subprocess.Process,
+        client: RecordingClient,
+        stderr_path: Path,
+        unstable: bool = False,
+    ) -> None:
         self.proc = proc
         self.client = client
         self.stderr_path = stderr_path
@@ -115,7 +144,10 @@ class Bridge:
         self.schema_errors: list[str] = []
         self._sdk_reader = asyncio.StreamReader(limit=LINE_LIMIT)
         assert proc.stdin is not None
-        self.conn = ClientSideConnection(client, proc.stdin, self._sdk_reader)
+        # The SDK also serves the client methods it counts as unstable (elicitation/create), as the
+        # bridge's own clients do; `unstable` is kept for callers that say so explicitly.
+        del unstable
+        self.conn = ClientSideConnection(client, proc.stdin, self._sdk_reader, use_unstable_protocol=True)
         self._changed = asyncio.Event()
         self.survivors: list[psutil.Process] = []
         self.hung = False
@@ -131,6 +163,7 @@ class Bridge:
         env: Mapping[str, str] | None = None,
         pythonpath: Iterable[Path] = (),
         stderr_path: Path | None = None,
+        unstable: bool = False,
     ) -> Bridge:
         argv = [sys.executable, "-m", "acp_bridge", "serve"]
         if model is not None:
@@ -157,7 +190,7 @@ class Bridge:
             )
         finally:
             os.close(err_fd)
-        return cls(proc, client or RecordingClient(), err_path)
+        return cls(proc, client or RecordingClient(), err_path, unstable)
 
     async def _tap(self) -> None:
         assert self.proc.stdout is not None
@@ -183,22 +216,37 @@ class Bridge:
         model = _OUTGOING_SCHEMAS.get(frame.get("method", ""))
         if model is None:
             return
+        update = (frame.get("params") or {}).get("update")
+        if isinstance(update, dict) and update.get("sessionUpdate") in UNSTABLE_UPDATES:
+            errors = validate_update(update)
+            if errors:
+                self.schema_errors.append(f"session/update: {errors}\n{json.dumps(frame)[:2000]}")
+            return
         try:
-            model.model_validate(frame.get("params"))
+            model.validate_python(frame.get("params"))
         except ValidationError as exc:
             self.schema_errors.append(f"{frame.get('method')}: {exc}\n{json.dumps(frame)[:2000]}")
 
     # --- helpers ----------------------------------------------------------------------------------
 
     async def initialize(
-        self, *, terminal_meta: bool = True, fs: bool = False, fs_write: bool | None = None
+        self,
+        *,
+        terminal_meta: bool = True,
+        fs: bool = False,
+        fs_write: bool | None = None,
+        elicitation: bool = False,
     ) -> Any:
-        """`fs` advertises fs/read_text_file and (unless `fs_write` says otherwise) fs/write_text_file."""
+        """`fs` advertises fs/read_text_file and (unless `fs_write` says otherwise) fs/write_text_file;
+        `elicitation` advertises form elicitation (`elicitation/create`)."""
         caps = schema.ClientCapabilities(
             fs=schema.FileSystemCapabilities(
                 read_text_file=fs, write_text_file=fs if fs_write is None else fs_write
             ),
             field_meta={"terminal_output": True} if terminal_meta else None,
+            elicitation=schema.ElicitationCapabilities(form=schema.ElicitationFormCapabilities())
+            if elicitation
+            else None,
         )
         return await asyncio.wait_for(
             self.conn.initialize(
@@ -208,6 +256,20 @@ class Bridge:
             ),
             10,
         )
+
+    async def request(self, method: str, params: dict[str, Any], within: float = 10) -> Any:
+        """Any request with raw params; its raw result. Raises the SDK's RequestError for an error answer."""
+        return await asyncio.wait_for(self.conn._conn.send_request(method, params), within)
+
+    async def initialize_raw(self, capabilities: dict[str, Any]) -> dict[str, Any]:
+        """`initialize` with raw client capabilities (ones the SDK's models drop, such as
+        `session.compaction`, `session.notices`); the raw result."""
+        result: dict[str, Any] = await self.request(
+            "initialize",
+            {"protocolVersion": 1, "clientCapabilities": capabilities,
+             "clientInfo": {"name": "test-client", "version": "1"}},
+        )  # fmt: skip
+        return result
 
     async def new_session(self, cwd: Path) -> str:
         response = await asyncio.wait_for(self.conn.new_session(cwd=str(cwd), mcp_servers=[]), 10)

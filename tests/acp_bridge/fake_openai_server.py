@@ -1,10 +1,21 @@
 """A real HTTP server on 127.0.0.1 that speaks OpenAI's streaming chat completions (SSE), scripted per test.
 
-Each request to `.../chat/completions` is recorded (method, path, headers, body), then answered with the
-next queued response: an SSE stream (`SSE`, or `chat(...)` to build a realistic one), an HTTP error with
-a JSON body and optional `Retry-After` (`HTTPError`), or a connection closed without any answer
-(`Disconnect`). An SSE stream can also drop the connection after N chunks or stall after N chunks until the
-client goes away. With the queue empty it answers 400 and says so, so an unexpected request fails loudly.
+Each request to `.../chat/completions` is recorded (method, path, headers, body) in `requests`, then
+answered with the next queued response: an SSE stream (`SSE`, or `chat(...)` to build a realistic one,
+usage chunk included), an HTTP error with a JSON body and optional `Retry-After` (`HTTPError`), or a
+connection closed without any answer (`Disconnect`). An SSE stream can also drop the connection after N
+chunks or stall after N chunks until the client goes away. With the queue empty it answers 400 and says
+so, so an unexpected request fails loudly.
+
+Like a real endpoint it also has:
+- `GET .../models` (recorded in `model_requests`): OpenAI's list (`{"object": "list", "data": [...]}`) of
+  the `models` it was given, each an object with `id` and whatever metadata a test adds (a context length,
+  `supported_parameters`); without `models`, 404 (as an endpoint without the route);
+- reasoning effort: a chat request carrying `reasoning_effort` for a listed model whose
+  `supported_parameters` lack it is answered 400 with OpenAI's message, using up no response;
+- refused keys: with `accepted_keys`, any request whose `Authorization: Bearer` key is not one of them is
+  answered 401 with OpenAI's `invalid_api_key` error (recorded, using up no response).
+Any other path is answered 404 (recorded in `other_requests`).
 
 In-process: `with FakeOpenAIServer([...]) as server:` runs the server's own event loop in a thread, so
 sync and async tests alike can use it; point a backend at `server.base_url`. As a process, for a bridge
@@ -14,7 +25,8 @@ subprocess to talk to:
         [--requests-log requests.jsonl]
 
 where responses.json is a list of `response_from_json` objects; the port is written once listening, each
-request is appended to the log as one JSON line, and SIGTERM/SIGINT stop it.
+request is appended to the log as one JSON line, and SIGTERM/SIGINT stop it. `--models models.json` (a
+list of model objects) and `--accept-key KEY` (repeatable) set the model list and the accepted keys.
 
 Stdlib only (it must run as a plain script), and it never mocks the client side: bytes go over real TCP.
 """
@@ -189,6 +201,10 @@ class _State:
     lock: threading.Lock = field(default_factory=threading.Lock)
     queue: deque[Response] = field(default_factory=deque)
     requests: list[RecordedRequest] = field(default_factory=list)
+    model_requests: list[RecordedRequest] = field(default_factory=list)
+    other_requests: list[RecordedRequest] = field(default_factory=list)
+    models: list[dict[str, Any]] | None = None
+    accepted_keys: frozenset[str] | None = None
     stalls_closed: int = 0
     changed: threading.Condition = field(init=False)
 
@@ -206,12 +222,16 @@ class FakeOpenAIServer:
         host: str = "127.0.0.1",
         port: int = 0,
         requests_log: TextIO | None = None,
+        models: Iterable[Mapping[str, Any]] | None = None,
+        accepted_keys: Iterable[str] | None = None,
     ) -> None:
         self._host = host
         self._port = port
         self._requests_log = requests_log
         self._state = _State()
         self._state.queue.extend(responses)
+        self.set_models(models)
+        self.accept_keys(accepted_keys)
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stop_event: asyncio.Event | None = None
@@ -234,11 +254,32 @@ class FakeOpenAIServer:
         with self._state.lock:
             self._state.queue.extend(responses)
 
+    def set_models(self, models: Iterable[Mapping[str, Any]] | None) -> None:
+        """What `GET /models` lists (None: the route does not exist)."""
+        with self._state.lock:
+            self._state.models = None if models is None else [dict(m) for m in models]
+
+    def accept_keys(self, keys: Iterable[str] | None) -> None:
+        """Refuse (401) every request without one of `keys` (None: accept any)."""
+        with self._state.lock:
+            self._state.accepted_keys = None if keys is None else frozenset(keys)
+
     @property
     def requests(self) -> list[RecordedRequest]:
-        """Every request received so far, oldest first (a copy)."""
+        """Every chat-completions request received so far, oldest first (a copy)."""
         with self._state.lock:
             return list(self._state.requests)
+
+    @property
+    def model_requests(self) -> list[RecordedRequest]:
+        """Every `GET /models` received so far, oldest first (a copy)."""
+        with self._state.lock:
+            return list(self._state.model_requests)
+
+    @property
+    def other_requests(self) -> list[RecordedRequest]:
+        with self._state.lock:
+            return list(self._state.other_requests)
 
     @property
     def pending(self) -> int:
@@ -319,10 +360,19 @@ class FakeOpenAIServer:
             request = await _read_request(reader)
             if request is None:
                 return
-            if not request.path.rstrip("/").endswith("/chat/completions"):
+            path = request.path.rstrip("/")
+            if path.endswith("/models") and request.method == "GET":
+                await self._answer_models(request, writer)
+                return
+            if not path.endswith("/chat/completions"):
                 # Recorded but answered without using up a scripted response: a wrong URL is the bug here.
-                self._record(request, take=False)
+                self._record(request, take=False, into="other")
                 await _send_error(writer, HTTPError(404, f"fake OpenAI server: no route for {request.path}"))
+                return
+            refusal = self._refusal(request) or self._unsupported_effort(request)
+            if refusal is not None:
+                self._record(request, take=False)
+                await _send_error(writer, refusal)
                 return
             response = self._record(request, take=True)
             if response is None:
@@ -342,10 +392,54 @@ class FakeOpenAIServer:
         finally:
             writer.close()
 
-    def _record(self, request: RecordedRequest, *, take: bool) -> Response | None:
+    async def _answer_models(self, request: RecordedRequest, writer: asyncio.StreamWriter) -> None:
+        self._record(request, take=False, into="models")
+        refusal = self._refusal(request)
+        with self._state.lock:
+            models = None if self._state.models is None else list(self._state.models)
+        if refusal is not None:
+            await _send_error(writer, refusal)
+        elif models is None:
+            await _send_error(writer, HTTPError(404, f"fake OpenAI server: no route for {request.path}"))
+        else:
+            listed = [{"object": "model", "owned_by": "fake", "created": 1700000000, **m} for m in models]
+            await _send_json(writer, {"object": "list", "data": listed})
+
+    def _refusal(self, request: RecordedRequest) -> HTTPError | None:
+        """OpenAI's 401 for a key it does not know (only when `accepted_keys` is set)."""
+        with self._state.lock:
+            accepted = self._state.accepted_keys
+        scheme, _, key = request.headers.get("authorization", "").partition(" ")
+        if accepted is None or (scheme == "Bearer" and key in accepted):
+            return None
+        error = {"message": "Incorrect API key provided.", "type": "invalid_request_error",
+                 "code": "invalid_api_key"}  # fmt: skip
+        return HTTPError(401, body={"error": error})
+
+    def _unsupported_effort(self, request: RecordedRequest) -> HTTPError | None:
+        """OpenAI's 400 for `reasoning_effort` sent to a listed model that does not take it."""
+        try:
+            body = request.json()
+        except ValueError:
+            return None
+        if not isinstance(body, dict) or "reasoning_effort" not in body:
+            return None
+        with self._state.lock:
+            listed = {m.get("id"): m for m in self._state.models or ()}
+        model = listed.get(body.get("model"))
+        if model is None or "reasoning_effort" in model.get("supported_parameters", ()):
+            return None
+        message = "Unsupported parameter: 'reasoning_effort' is not supported with this model."
+        error = {"message": message, "type": "invalid_request_error", "param": "reasoning_effort",
+                 "code": "unsupported_parameter"}  # fmt: skip
+        return HTTPError(400, body={"error": error})
+
+    def _record(self, request: RecordedRequest, *, take: bool, into: str = "chat") -> Response | None:
         """Record the request and, with `take`, dequeue its response (None when the queue is empty)."""
         with self._state.lock:
-            self._state.requests.append(request)
+            kinds = {"chat": self._state.requests, "models": self._state.model_requests,
+                     "other": self._state.other_requests}  # fmt: skip
+            kinds[into].append(request)
             response = self._state.queue.popleft() if take and self._state.queue else None
         if self._requests_log is not None:
             try:
@@ -420,6 +514,13 @@ async def _write_chunk(writer: asyncio.StreamWriter, data: bytes) -> None:
     await writer.drain()
 
 
+async def _send_json(writer: asyncio.StreamWriter, payload: Any) -> None:
+    body = json.dumps(payload).encode()
+    head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+    writer.write((head + "Connection: close\r\n\r\n").encode() + body)
+    await writer.drain()
+
+
 async def _send_error(writer: asyncio.StreamWriter, error: HTTPError) -> None:
     payload = error.body
     if payload is None:
@@ -447,16 +548,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port-file", type=Path, help="write the bound port here once listening")
     parser.add_argument("--requests-log", type=Path, help="append each request here as one JSON line")
+    parser.add_argument("--models", type=Path, help="JSON list of model objects GET /models lists")
+    parser.add_argument("--accept-key", action="append", default=None, help="accept only these keys")
     args = parser.parse_args(argv)
 
     responses = [response_from_json(o) for o in json.loads(args.script.read_text())] if args.script else []
+    models = json.loads(args.models.read_text()) if args.models else None
     stopping = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stopping.set())
     with contextlib.ExitStack() as stack:
         log = stack.enter_context(args.requests_log.open("a")) if args.requests_log else None
         server = stack.enter_context(
-            FakeOpenAIServer(responses, host=args.host, port=args.port, requests_log=log)
+            FakeOpenAIServer(
+                responses,
+                host=args.host,
+                port=args.port,
+                requests_log=log,
+                models=models,
+                accepted_keys=args.accept_key,
+            )
         )
         if args.port_file:
             # Written whole then renamed, so a reader polling for the file never sees a partial port.

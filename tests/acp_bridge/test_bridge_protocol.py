@@ -48,10 +48,10 @@ async def test_initialize_answers_version_agent_info_and_truthful_capabilities(
     assert response.agent_info.name == "acp-bridge"
     caps = response.agent_capabilities
     assert caps is not None
-    assert caps.load_session is False
+    assert caps.load_session is True  # history is kept by default (in this test's XDG_STATE_HOME)
     assert caps.prompt_capabilities is not None
     prompt_caps = caps.prompt_capabilities
-    assert (prompt_caps.image, prompt_caps.audio, prompt_caps.embedded_context) == (False, False, False)
+    assert (prompt_caps.image, prompt_caps.audio, prompt_caps.embedded_context) == (True, False, True)
     assert response.auth_methods == []
 
 
@@ -154,9 +154,8 @@ async def test_invalid_envelopes_get_invalid_request(bridges: StartBridge, tmp_p
 UNACCEPTED_PROMPTS: list[tuple[Any, str]] = [
     ([], "empty"),
     ([{"type": "text", "text": "   "}], "empty"),
-    ([{"type": "image", "data": "aGk=", "mimeType": "image/png"}], "image"),
+    # Images and embedded resources are accepted (tests/acp_bridge/sessions/test_prompt_content.py).
     ([{"type": "audio", "data": "aGk=", "mimeType": "audio/wav"}], "audio"),
-    ([{"type": "resource", "resource": {"uri": "file:///x", "text": "x"}}], "embedded"),
     ("not a list", "list"),
 ]
 

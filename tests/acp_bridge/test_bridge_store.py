@@ -104,10 +104,10 @@ async def test_load_checks_the_cwd_and_the_id(bridges: StartBridge, tmp_path: Pa
     assert (await bridge.conn.list_sessions(cwd=str(tmp_path))).sessions == []
 
 
-async def test_without_a_state_dir_nothing_is_stored_or_advertised(
+async def test_with_no_history_nothing_is_stored_or_advertised(
     bridges: StartBridge, tmp_path: Path, workspace: Path
 ) -> None:
-    bridge = await bridges(model=write_script(tmp_path / "s.json", [[{"text": "x"}]]))
+    bridge = await bridges("--no-history", model=write_script(tmp_path / "s.json", [[{"text": "x"}]]))
     init = await bridge.initialize()
     assert init.agent_capabilities is not None
     assert init.agent_capabilities.load_session is False

@@ -28,11 +28,19 @@ CORE = [
     "sessions",
     "turn",
     "replay",
+    "session_log",
+    "presentable",
+    "prompt_blocks",
+    "system_prompt",
     "permissions",
     "permission_log",
     "live_output",
     "client_fs",
     "store",
+    "session_index",
+    "rules_store",
+    "questions",
+    "state_dir",
     "errors",
     "settings",
     "mapping",
@@ -155,6 +163,49 @@ def test_the_mapping_is_pure() -> None:
         *(f"presenters.paths.{n}" for n in ("display_path", "relative_inside", "resolve")),
     }
     assert {name for names in tools.values() for name in names} <= allowed, tools
+
+
+def _cycles(modules: dict[str, set[str]]) -> list[list[str]]:
+    """The import cycles among `modules` (module → what it imports): Tarjan's strongly connected
+    components of more than one module."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for target in modules[module]:
+            if target not in index:
+                visit(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], index[target])
+        if low[module] == index[module]:
+            component = [stack.pop()]
+            while component[-1] != module:
+                component.append(stack.pop())
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for module in modules:
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_the_core_has_no_import_cycle() -> None:
+    """Not even through imports made only for type checking: a module that needs another's type the other
+    way round gets a `Protocol` instead (e.g. `turn.TurnHost`, which `sessions.Session` satisfies)."""
+    paths = [path for module in CORE for path in _sources(f"acp_bridge.{module}")]
+    names = {_module_name(path) for path in paths}
+    graph = {_module_name(path): imports_of(path) & names for path in paths}
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_check_sees_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
 @pytest.mark.parametrize(

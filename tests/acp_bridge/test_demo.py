@@ -38,5 +38,12 @@ def test_the_demo_runs_offline_end_to_end_and_exits_zero(tmp_path: Path) -> None
     assert "[x] Make the greeting in app.py friendlier" in out
     assert "turn ended: end_turn" in out
     assert "app.py: changed (+1 -1)" in out
+    # The second turn: one Code Mode program, its calls nested under its card.
+    assert "✔ Check app.py, then tidy notes.md [execute, done]" in out
+    assert "    └ ✔ Read notes.md [read, done]" in out
+    assert "permission needed: Edit notes.md" in out
+    assert "    └ ✔ Edit notes.md [edit, done]" in out
+    assert "3. ✓ Edit notes.md" in out
+    assert "notes.md: changed (+1 -1)" in out
     assert (tmp_path / "ws" / "app.py").read_text().count('"hello, editor"') == 1
     assert not [p for p in psutil.Process().children(recursive=True) if p.is_running()]

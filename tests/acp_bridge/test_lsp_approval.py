@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from acp_bridge import mapping
 from acp_bridge.channel import PermissionOutcome
 from acp_bridge.lsp.approval import build_question, diff_counts
-from acp_bridge.permissions import PolicyConfig, SessionPermissions, permission_options
+from acp_bridge.permissions import PolicyConfig, SessionPermissions
 from presenters.diffs import split_lines
 from registry_core.presentation import DiffCallView, FileDiff, GenericCallView, TerminalCallView
 
@@ -20,9 +20,9 @@ CWD = "/work/proj"
 CTX = mapping.WireContext(cwd=CWD)
 
 
-def _options(tool: str, args: dict[str, object]) -> list[dict[str, object]]:
+def _options(tool: str, args: dict[str, object]) -> list[mapping.PermissionOption]:
     perms = SessionPermissions(PolicyConfig(), CWD, (CWD,))
-    return permission_options(perms.scope_for(tool, args))
+    return mapping.permission_options(perms.scope_for(tool, args).label())
 
 
 def test_bash_question_names_the_command_and_the_always_scope() -> None:

@@ -19,7 +19,7 @@ from acp_bridge.channel import PermissionOutcome
 from acp_bridge.errors import ConnectionClosed, RemoteError
 from acp_bridge.lsp.channel import SESSION_UPDATE, LspChannel, OpenDocument
 from acp_bridge.lsp.options import EditorFeatures, LspOptions
-from acp_bridge.permissions import PolicyConfig, SessionPermissions, permission_options
+from acp_bridge.permissions import PolicyConfig, SessionPermissions
 from registry_core import ToolResult, text
 from registry_core.presentation import FileLocation, GenericCallView, TerminalCallView
 
@@ -158,14 +158,14 @@ async def test_no_show_document_when_the_client_cannot_or_follow_is_off(tmp_path
 # --- approvals ----------------------------------------------------------------------------------------
 
 
-def _bash_request(tmp_path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+def _bash_request(tmp_path: Path) -> tuple[mapping.ToolCallUpdate, list[mapping.PermissionOption]]:
     ctx = mapping.WireContext(cwd=str(tmp_path))
     args = {"command": "rm -rf build"}
     call = mapping.permission_tool_call(
         ctx, "c1", "bash", args, TerminalCallView(title=args["command"]), None
     )
     scope = SessionPermissions(PolicyConfig(), str(tmp_path), (str(tmp_path),)).scope_for("bash", args)
-    return call, permission_options(scope)
+    return call, mapping.permission_options(scope.label())
 
 
 @pytest.mark.parametrize(

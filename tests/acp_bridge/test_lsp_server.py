@@ -283,6 +283,7 @@ async def test_initialize_advertises_the_commands_and_the_first_folder_is_the_cw
             "acpBridge.prompt",
             "acpBridge.cancel",
             "acpBridge.newSession",
+            "acpBridge.setConfigOption",
         ]
         await ed.prompt("read my notes")
         final = ed.final("r1")

@@ -72,4 +72,4 @@ def test_a_rule_that_cannot_be_rebuilt_as_shown_is_dropped_and_counted(tmp_path:
 def test_an_unknown_mode_keeps_the_configured_one(tmp_path: Path) -> None:
     fresh = _permissions(tmp_path)
     restored = restore(fresh, {"type": "permissions", "mode": "yolo", "rules": "not a list"})
-    assert restored.mode is None and fresh.mode == "default" and fresh.rules == []
+    assert restored.mode is None and fresh.mode == "default" and fresh.rules == ()

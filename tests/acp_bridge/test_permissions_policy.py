@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
+from acp_bridge import mapping
 from acp_bridge.permissions import (
     PolicyConfig,
     Scope,
     SessionPermissions,
     command_prefix,
-    permission_options,
 )
 
 
@@ -24,7 +24,7 @@ from acp_bridge.permissions import (
         ("npm test -- --watch", ("npm", "test")),
         ("npm run build", ("npm", "run", "build")),
         ("git status --short", ("git", "status")),
-        ("git --no-pager log", ("git",)),
+        ("git --no-pager log", None),  # a global option before the sub-command: exact only
         ("python3 app.py --verbose", ("python3", "app.py")),
         ("python -m pytest -q", ("python", "-m", "pytest")),
         ("ls -la", ("ls",)),
@@ -158,7 +158,9 @@ def test_a_web_fetch_rule_covers_its_host_and_port_only(tmp_path: Path) -> None:
 
 
 def test_permission_options_name_their_scope(tmp_path: Path) -> None:
-    options = permission_options(_perms(tmp_path).scope_for("edit", {"file_path": "src/app.py"}))
+    options = mapping.permission_options(
+        _perms(tmp_path).scope_for("edit", {"file_path": "src/app.py"}).label()
+    )
     assert [o["optionId"] for o in options] == ["allow_once", "allow_always", "reject_once", "reject_always"]
     assert [o["kind"] for o in options] == [o["optionId"] for o in options]
     assert "`edit` on src/app.py" in options[1]["name"]

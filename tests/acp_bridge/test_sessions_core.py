@@ -323,3 +323,64 @@ async def test_the_gate_reuses_the_announced_decision_unless_a_call_changed_the_
     assert decided.count("read") == 2
     assert [q["toolCallId"] for q in channel.questions] == ["r1"]
     assert channel.statuses("r1") == ["in_progress", "pending", "in_progress", "completed"]
+
+
+class StuckClient(FakeChannel):
+    """A client that stops reading: `drain` never returns. `chunk` is set when the first update came."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.chunk = asyncio.Event()
+
+    def send_update(self, session_id: str, update: dict[str, Any]) -> None:
+        super().send_update(session_id, update)
+        self.chunk.set()
+
+    async def drain(self) -> None:
+        await asyncio.Event().wait()
+
+
+class UnclosableModel:
+    """Streams one chunk, and when asked to close, waits forever (a server that never answers the close);
+    `close_interrupted` records that the close was given up."""
+
+    name = "unclosable"
+
+    def __init__(self) -> None:
+        self.close_interrupted = False
+
+    async def stream_step(self, request: StepRequest) -> AsyncIterator[Any]:
+        from acp_bridge.models import TextDelta
+
+        try:
+            yield TextDelta("thinking about it")
+            yield StepComplete()
+        finally:
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                self.close_interrupted = True
+                raise
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_a_model_stream_that_will_not_close_still_lets_a_cancelled_turn_stop_by_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from acp_bridge import turn
+
+    monkeypatch.setattr(turn, "STREAM_CLOSE_DEADLINE_S", 0.1)
+    channel = StuckClient()
+    model = UnclosableModel()
+    manager = SessionManager(channel, model, tools(), CoreConfig())
+    session = manager.new_session(str(tmp_path))
+    running = asyncio.ensure_future(session.prompt(TEXT))
+    await asyncio.wait_for(channel.chunk.wait(), 2)  # the turn now waits on the client's drain
+    session.cancel()
+    assert await asyncio.wait_for(running, 2) == "cancelled"
+    assert model.close_interrupted
+    # It stopped on its own: not abandoned after `CANCEL_GRACE`, so the session's history is its own.
+    assert not [r for r in caplog.records if "abandoning" in r.getMessage()]
+    assert not session.busy

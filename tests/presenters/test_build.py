@@ -11,7 +11,9 @@ def test_the_table_names_schemas_and_execution_modes() -> None:
     for tool in build_tools():
         registry.register(tool)
 
-    assert registry.names() == ["read", "write", "edit", "bash", "grep", "glob", "web_fetch", "todo_write"]
+    assert registry.names() == [
+        "read", "write", "edit", "bash", "grep", "glob", "web_fetch", "todo_write", "ask_user",
+    ]  # fmt: skip
     modes = {
         "read": {"file_path": "a"},
         "grep": {"pattern": "x"},

@@ -208,3 +208,13 @@ async def test_a_matching_line_over_64_mib_is_cut_not_an_error(make_session: Any
     for _, text in lines[1:3]:
         assert text.endswith("… [line cut]") and len(text) < 1100
     assert lines[1][1].startswith("xxxx") and lines[2][1].startswith("needle needle")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_a_nul_byte_in_the_pattern_searches_instead_of_failing(make_session: Any, backend: str) -> None:
+    # No command line can carry a NUL byte, so ripgrep cannot take this pattern; the search still runs.
+    args = {"pattern": "hello\x00|Hello", "output_mode": "files_with_matches", "path": "src"}
+    _session, result = await grep(make_session, backend, args)
+
+    assert not result.is_error, text_of(result)
+    assert "src/a.py" in text_of(result)

@@ -3,6 +3,7 @@ editor buffers, and its cards (live and replayed from the durable event)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from pathlib import Path
@@ -10,10 +11,13 @@ from typing import Any
 
 import pytest
 
+from presenters import read
 from registry_core import (
     GenericCallView,
     GenericResultView,
+    ImageBlock,
     ReadResultView,
+    TextBlock,
     ToolCallEvent,
     ToolResultEvent,
 )
@@ -326,3 +330,31 @@ async def test_replayed_result_renders_the_same_card(session: Session) -> None:
     assert (
         isinstance(again, ReadResultView) and again.lang == "markdown" and again.title == "Read r.md (2 - 2)"
     )
+
+
+async def test_an_image_file_is_returned_as_an_image_and_a_huge_one_is_refused(
+    session: Session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    png = b"\x89PNG\r\n\x1a\n" + b"\x00" * 100
+    (session.cwd / "shot.PNG").write_bytes(png)
+    args = {"file_path": "shot.PNG"}
+    result = await session.run("read", args)
+    assert not result.is_error
+    text, image = result.content
+    assert (
+        isinstance(text, TextBlock)
+        and text.text == "shot.PNG is an image (image/png, 108 bytes); it follows."
+    )
+    assert isinstance(image, ImageBlock) and (image.mime_type, base64.b64decode(image.data)) == (
+        "image/png",
+        png,
+    )
+    assert result.meta == {"path": str(session.cwd / "shot.PNG"), "cwd": str(session.cwd),
+                           "image": {"mime_type": "image/png", "size": 108}}  # fmt: skip
+    card = session.result_card("read", args, result)
+    assert isinstance(card, GenericResultView) and card.title == "Read shot.PNG" and card.content is None
+
+    monkeypatch.setattr(read, "MAX_IMAGE_BYTES", 100)
+    refused = await session.run("read", args)
+    assert refused.is_error and refused.error is not None and refused.error.code == "BINARY_FILE"
+    assert "an image too large to show (image/png)" in refused.error.message

@@ -1,13 +1,18 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
+
+import pytest
 
 from registry_core import (
     DiffCallView,
     FileDiff,
+    FileLocation,
     GenericCallView,
     ReadResultView,
+    SearchResultView,
     TextBlock,
     ToolCallEvent,
     ToolExecutionInput,
@@ -96,3 +101,50 @@ def test_valid_views_pass_as_typed_models() -> None:
     assert safe_present_call(lambda: generic) is generic
     read = safe_present_result(lambda: ReadResultView(path="/a", offset=5, lines=(), total_lines=3))
     assert isinstance(read, ReadResultView) and read.offset == 5
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: ReadResultView(path="/a", offset=0, lines=(), total_lines=0),  # offset is 1-based
+        lambda: ReadResultView(path="/a", offset=1, lines=(), total_lines=-1),
+        lambda: GenericCallView(title=3),  # type: ignore[arg-type]
+        lambda: GenericCallView(title="x", kind="teleport"),  # type: ignore[arg-type]
+        lambda: GenericCallView(title="x", card="diff"),  # type: ignore[arg-type]
+        lambda: GenericCallView(title="x", colour="red"),  # type: ignore[call-arg]
+        lambda: GenericCallView(),  # type: ignore[call-arg]
+        lambda: FileLocation(path="/a", line=0),
+        lambda: DiffCallView(title="x", diffs=({"path": "/a", "new_text": "x"},)),  # type: ignore[arg-type]
+        lambda: SearchResultView(shape="paths", truncated="no", total=0),  # type: ignore[arg-type]
+        lambda: ReadResultView(path="/a", offset=1, lines=("line",), total_lines=1),  # type: ignore[arg-type]
+    ],
+)
+def test_a_view_is_checked_when_built(build: Callable[[], Any]) -> None:
+    with pytest.raises(ValueError):
+        build()
+    assert safe_present_call(build) is None and safe_present_result(build) is None
+
+
+def test_views_take_lists_and_mappings_for_their_parts_and_stay_frozen() -> None:
+    view = DiffCallView(
+        title="Edit a",
+        diffs=[{"path": "/a", "old_text": None, "new_text": "x"}],  # type: ignore[list-item]
+        locations=[FileLocation(path="/a", line=1)],  # type: ignore[arg-type]
+    )
+    assert view.diffs == (FileDiff(path="/a", old_text=None, new_text="x"),)
+    assert view.locations == (FileLocation(path="/a", line=1),)
+    assert hash(view) == hash(DiffCallView(title="Edit a", diffs=view.diffs, locations=view.locations))
+    assert view != GenericCallView(title="Edit a")
+    with pytest.raises(AttributeError):
+        view.title = "other"  # type: ignore[misc]
+    assert "Edit a" in repr(view)
+
+
+def test_a_float_field_takes_json_numbers_but_not_booleans_or_strings() -> None:
+    from registry_core.presentation import StatusProgress
+
+    assert StatusProgress(progress=3, total=10.5).progress == 3.0
+    with pytest.raises(ValueError, match="number"):
+        StatusProgress(progress=True)
+    with pytest.raises(ValueError, match="number"):
+        StatusProgress(total="10")

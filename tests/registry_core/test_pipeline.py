@@ -35,6 +35,7 @@ from registry_core import (
     ToolRegistry,
     ToolRunContext,
     ToolSuccess,
+    run_step,
 )
 
 from .helpers import AGENT, raw_tool
@@ -403,6 +404,61 @@ async def test_a_fast_tool_with_a_timeout_is_unaffected() -> None:
     registry = ToolRegistry()
     registry.register(raw_tool("t", timeout_ms=5000))
     assert isinstance(await registry.execute(call()), ToolSuccess)
+
+
+async def test_calls_with_timeouts_share_one_timer_on_the_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step of many calls with a deadline arms one timer, not one per call (a cancelled timer stays on
+    the loop's heap until it falls due, and every later timer pays for it)."""
+
+    async def body(args: Any, ctx: ToolRunContext) -> Any:
+        await asyncio.sleep(0)
+        return None
+
+    registry = ToolRegistry()
+    registry.register(raw_tool("t", body, timeout_ms=60_000, is_concurrency_safe=lambda args: True))
+    loop = asyncio.get_running_loop()
+    armed: list[float] = []
+    call_at, call_later = loop.call_at, loop.call_later
+
+    def counting_call_at(when: float, *args: Any, **kwargs: Any) -> asyncio.TimerHandle:
+        armed.append(when)
+        return call_at(when, *args, **kwargs)
+
+    def counting_call_later(delay: float, *args: Any, **kwargs: Any) -> asyncio.TimerHandle:
+        armed.append(loop.time() + delay)
+        return call_later(delay, *args, **kwargs)
+
+    monkeypatch.setattr(loop, "call_at", counting_call_at)
+    monkeypatch.setattr(loop, "call_later", counting_call_later)
+    results = await run_step(registry.root, [call(call_id=f"c{i}") for i in range(50)])
+    assert all(isinstance(r, ToolSuccess) for r in results)
+    assert len(armed) <= 1, len(armed)
+
+
+async def test_each_call_times_out_at_its_own_deadline_when_they_overlap() -> None:
+    """The shared timer re-arms for an earlier deadline that arrives later, and for the next one after
+    it fires (the behaviour a timer per call had)."""
+    finished: dict[str, float] = {}
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+
+    async def body(args: Any, ctx: ToolRunContext) -> Any:
+        try:
+            await asyncio.sleep(30)
+        finally:
+            finished[ctx.call_id] = loop.time() - start
+
+    registry = ToolRegistry()
+    registry.register(raw_tool("slow", body, timeout_ms=400))
+    registry.register(raw_tool("quick", body, timeout_ms=50))
+    late = asyncio.create_task(registry.execute(call("slow", call_id="late")))
+    await asyncio.sleep(0.01)
+    early = await registry.execute(call("quick", call_id="early"))
+    assert isinstance(early, ToolFailure) and early.error.code == TIMEOUT
+    assert finished["early"] < 0.3 and "late" not in finished
+    late_result = await asyncio.wait_for(late, 5)
+    assert isinstance(late_result, ToolFailure) and late_result.error.code == TIMEOUT
+    assert 0.35 < finished["late"] < 2, finished
 
 
 # --- output, post-execute ------------------------------------------------------------------------------

@@ -98,3 +98,20 @@ async def test_a_failing_classifier_or_unknown_tool_is_exclusive() -> None:
     assert registry.execution_mode("truthy", {}) == "exclusive"
     assert registry.execution_mode("ghost", {}) == "exclusive"
     assert registry.execution_mode("weird", "raw string") == "exclusive"
+
+
+async def test_a_parallel_group_holds_at_most_max_parallel_tasks() -> None:
+    """A step of many parallel calls costs a task per pool slot, not a task per call."""
+    alive: list[int] = []
+
+    async def body(args: Any, ctx: ToolRunContext) -> Any:
+        alive.append(len(asyncio.all_tasks()))
+        await asyncio.sleep(0)
+        return None
+
+    registry = ToolRegistry()
+    registry.register(raw_tool("read", body, is_concurrency_safe=lambda args: True))
+    calls = [ToolExecutionInput(f"r{i}", "read", {}) for i in range(40)]
+    results = await run_step(registry.root, calls, max_parallel=4)
+    assert len(results) == 40 and not any(r.is_error for r in results)
+    assert max(alive) <= 4 + 1, max(alive)  # the pool's tasks and this test's own

@@ -1,0 +1,121 @@
+"""Model-control updates: session config options (`config_select`, `config_option_update`), the usage
+gauge's cost (`cost`), compaction (`compaction_update`, `compaction_summary_chunk`) and notices (`notice`).
+
+Shapes follow ACP v1 as `@agentclientprotocol/sdk` 2.4.0 defines it (`dist/v1/schema/types.gen.d.ts`):
+`SessionConfigOption` (type `select`, `category` one of `mode` / `model` / `thought_level`),
+`ConfigOptionUpdate`, `Cost`, and the unstable `CompactionUpdate`, `CompactionSummaryChunk` and `Notice`
+session updates, which a client asks for with `clientCapabilities.session.compaction` and
+`clientCapabilities.session.notices` (the caller checks; these functions only build).
+
+Must not: decide which options exist or when to send anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Final, Literal
+
+from .text import truncate_middle
+from .wire import (
+    CompactionSummaryChunk,
+    CompactionUpdate,
+    ConfigOptionUpdate,
+    ConfigSelect,
+    ConfigSelectValue,
+    Cost,
+    Notice,
+    TextContent,
+)
+
+# A compaction summary is a few paragraphs; a model that rambles is cut, never a multi-megabyte frame.
+MAX_SUMMARY_CHARS: Final = 64 * 1024
+MAX_NOTICE_CHARS: Final = 2_000
+
+CompactionStatus = Literal["in_progress", "completed", "failed", "cancelled"]
+NoticeSeverity = Literal["info", "warning", "error"]
+
+
+def config_select(
+    option_id: str,
+    name: str,
+    description: str,
+    category: str,
+    current: str,
+    values: Iterable[tuple[str, str, str | None]],
+) -> ConfigSelect:
+    """One `select` config option; `values` are (value, name, description or None) triples."""
+    options: list[ConfigSelectValue] = []
+    for value, label, detail in values:
+        entry: ConfigSelectValue = {"value": value, "name": label}
+        if detail is not None:
+            entry["description"] = detail
+        options.append(entry)
+    return {
+        "id": option_id,
+        "name": name,
+        "description": description,
+        "category": category,
+        "type": "select",
+        "currentValue": current,
+        "options": options,
+    }
+
+
+def config_option_update(options: list[ConfigSelect]) -> ConfigOptionUpdate:
+    """ACP's `config_option_update`: the full set of options and their current values."""
+    return {"sessionUpdate": "config_option_update", "configOptions": options}
+
+
+def cost(amount: float, currency: str = "USD") -> Cost:
+    """A `usage_update`'s cumulative `cost`."""
+    return {"amount": round(amount, 6), "currency": currency}
+
+
+def compaction_update(
+    compaction_id: str,
+    status: CompactionStatus,
+    *,
+    summary: str | None = None,
+    error: str | None = None,
+    meta: dict[str, Any] | None = None,
+) -> CompactionUpdate:
+    """ACP's `compaction_update` (unstable). Patch semantics: a field left out keeps the client's value,
+    so `summary` goes only where it is final (and is cut at `MAX_SUMMARY_CHARS`)."""
+    update: CompactionUpdate = {
+        "sessionUpdate": "compaction_update",
+        "compactionId": compaction_id,
+        "status": status,
+    }
+    if summary is not None:
+        update["summary"] = [_text(summary)]
+    if error is not None:
+        update["error"] = truncate_middle(error, MAX_NOTICE_CHARS)
+    if meta:
+        update["_meta"] = {"acpBridge": meta}
+    return update
+
+
+def compaction_summary_chunk(compaction_id: str, text: str) -> CompactionSummaryChunk:
+    """ACP's `compaction_summary_chunk` (unstable): one more piece of an in-progress compaction's summary."""
+    return {
+        "sessionUpdate": "compaction_summary_chunk",
+        "compactionId": compaction_id,
+        "content": _text(text),
+    }
+
+
+def _text(text: str) -> TextContent:
+    """An ACP text `ContentBlock`."""
+    return {"type": "text", "text": truncate_middle(text, MAX_SUMMARY_CHARS)}
+
+
+def notice(severity: NoticeSeverity, title: str, description: str | None = None) -> Notice:
+    """ACP's `notice` (unstable): advisory, not history; `title` must not be empty."""
+    update: Notice = {
+        "sessionUpdate": "notice",
+        "severity": severity,
+        "title": truncate_middle(title.strip() or severity, MAX_NOTICE_CHARS),
+    }
+    if description:
+        update["description"] = truncate_middle(description, MAX_NOTICE_CHARS)
+    return update

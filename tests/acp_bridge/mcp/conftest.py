@@ -1,0 +1,197 @@
+"""Fixtures of the MCP tests: real MCP servers (the SDK's, in `servers/`) and the session core in process.
+
+`Core` is the session core with no transport: a `SessionManager` whose channel records every update and
+answers permission questions (and, when asked to, elicitations), and whose model replays steps and keeps
+every `StepRequest` it was given (to see the tools and the system prompt each step had).
+`workbench_http` starts the workbench server on streamable HTTP on 127.0.0.1 (a free port it reports).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import sys
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from acp_bridge.channel import ClientCapabilities, PermissionOutcome
+from acp_bridge.models import ScriptedBackend, StepEvent, StepRequest, parse_script
+from acp_bridge.permissions import PolicyConfig
+from acp_bridge.sessions import CoreConfig, Session, SessionManager
+
+REPO = Path(__file__).resolve().parents[3]
+WORKBENCH = "tests.acp_bridge.mcp.servers.workbench"
+TEXT = [{"type": "text", "text": "go"}]
+
+
+def workbench_stdio(name: str = "bench", **env: str) -> dict[str, Any]:
+    """An ACP `mcpServers` entry that runs the workbench server on stdio."""
+    variables = {"PYTHONPATH": str(REPO), **env}
+    return {
+        "name": name,
+        "command": sys.executable,
+        "args": ["-m", WORKBENCH, "stdio"],
+        "env": [{"name": k, "value": v} for k, v in variables.items()],
+    }
+
+
+class RecordingChannel:
+    """A `ClientChannel` in process: records updates, answers questions with `answer` (allow once)."""
+
+    def __init__(
+        self,
+        answer: Callable[[dict[str, Any], list[dict[str, Any]]], str] | None = None,
+        elicit: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> None:
+        self.capabilities = ClientCapabilities(
+            terminal_meta=True, elicitation_form=elicit is not None, elicitation_url=False
+        )
+        self.updates: list[tuple[str, dict[str, Any]]] = []
+        self.questions: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+        self.elicitations: list[dict[str, Any]] = []
+        self.answer = answer or (lambda call, options: "allow_once")
+        self._elicit = elicit
+        self.changed = asyncio.Event()
+
+    def send_update(self, session_id: str, update: dict[str, Any]) -> None:
+        self.updates.append((session_id, json.loads(json.dumps(update))))
+        self.changed.set()
+
+    async def drain(self) -> None:
+        return None
+
+    def backlog(self) -> int:
+        return 0
+
+    async def request_permission(
+        self, session_id: str, tool_call: dict[str, Any], options: list[dict[str, Any]]
+    ) -> PermissionOutcome:
+        self.questions.append((tool_call, options))
+        return PermissionOutcome("selected", self.answer(tool_call, options))
+
+    async def read_text_file(self, session_id: str, path: str) -> str:
+        raise AssertionError("no fs capability was advertised")
+
+    async def write_text_file(self, session_id: str, path: str, content: str) -> None:
+        raise AssertionError("no fs capability was advertised")
+
+    async def request_elicitation(self, session_id: str, params: dict[str, Any]) -> dict[str, Any]:
+        assert self._elicit is not None, "elicitation was not advertised"
+        self.elicitations.append(params)
+        return self._elicit(params)
+
+    # --- reading what was sent ------------------------------------------------------------------------
+
+    def of(self, call_id: str) -> list[dict[str, Any]]:
+        return [u for _, u in self.updates if u.get("toolCallId") == call_id]
+
+    def card(self, call_id: str) -> dict[str, Any]:
+        """The card's final state (ACP's replace-per-field rule)."""
+        card: dict[str, Any] = {}
+        for update in self.of(call_id):
+            card.update({k: v for k, v in update.items() if k != "sessionUpdate" and v is not None})
+        return card
+
+    def messages(self) -> str:
+        return "".join(
+            u["content"]["text"] for _, u in self.updates if u.get("sessionUpdate") == "agent_message_chunk"
+        )
+
+    def commands(self) -> list[str]:
+        found = [u for _, u in self.updates if u.get("sessionUpdate") == "available_commands_update"]
+        return [c["name"] for c in found[-1]["availableCommands"]] if found else []
+
+
+class RecordingBackend:
+    """The scripted model, keeping every request it was given."""
+
+    name = "recording"
+
+    def __init__(self, turns: list[list[dict[str, Any]]]) -> None:
+        self.inner = ScriptedBackend(parse_script({"turns": [{"steps": steps} for steps in turns]}))
+        self.requests: list[StepRequest] = []
+
+    async def stream_step(self, request: StepRequest) -> AsyncIterator[StepEvent]:
+        self.requests.append(request)
+        async for event in self.inner.stream_step(request):
+            yield event
+
+    async def aclose(self) -> None:
+        return None
+
+
+class Core:
+    """A session manager over a `RecordingChannel` and a `RecordingBackend`, stopped at teardown."""
+
+    def __init__(
+        self,
+        turns: list[list[dict[str, Any]]],
+        channel: RecordingChannel | None = None,
+        policy: PolicyConfig | None = None,
+        startup_timeout: float = 30.0,
+    ) -> None:
+        self.channel = channel or RecordingChannel()
+        self.backend = RecordingBackend(turns)
+        config = CoreConfig(policy=policy or PolicyConfig(), mcp_startup_timeout=startup_timeout)
+        self.manager = SessionManager(self.channel, self.backend, [], config)
+
+    def session(self, cwd: Path, servers: list[dict[str, Any]]) -> Session:
+        return self.manager.new_session(str(cwd), mcp_servers=servers)
+
+    def server_processes(self) -> list[psutil.Process]:
+        """The processes of the stdio servers (children of this test process in their own groups)."""
+        me = psutil.Process()
+        return [p for p in me.children(recursive=True) if _runs(p, WORKBENCH)]
+
+
+def _runs(process: psutil.Process, module: str) -> bool:
+    with contextlib.suppress(psutil.Error):
+        return module in " ".join(process.cmdline())
+    return False
+
+
+@pytest.fixture
+async def core_factory() -> AsyncIterator[Callable[..., Core]]:
+    made: list[Core] = []
+
+    def make(*args: Any, **kwargs: Any) -> Core:
+        core = Core(*args, **kwargs)
+        made.append(core)
+        return core
+
+    yield make
+    for core in made:
+        await asyncio.wait_for(core.manager.shutdown(), 10)
+
+
+@pytest.fixture
+async def workbench_http() -> AsyncIterator[str]:
+    """The workbench server on streamable HTTP, on 127.0.0.1; yields its MCP endpoint URL."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", WORKBENCH, "http", stdout=asyncio.subprocess.PIPE, env=env
+    )
+    try:
+        assert proc.stdout is not None
+        line = await asyncio.wait_for(proc.stdout.readline(), 30)
+        assert line.startswith(b"PORT "), line
+        yield f"http://127.0.0.1:{int(line.split()[1])}/mcp"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        await proc.wait()
+
+
+async def wait_until(predicate: Callable[[], bool], within: float = 15.0) -> None:
+    """Poll a condition the test cannot await directly (a child process's state), bounded."""
+    deadline = asyncio.get_running_loop().time() + within
+    while not predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise TimeoutError("condition not met in time")
+        await asyncio.sleep(0.02)

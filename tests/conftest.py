@@ -1,0 +1,19 @@
+"""Fixtures for every test: no test writes to the real user's state directory.
+
+The bridge keeps history by default in the platform's user state directory (`acp_bridge.state_dir`); on
+Linux that is `$XDG_STATE_HOME/acp-bridge`. Each test gets its own `XDG_STATE_HOME` under its tmp dir,
+which every bridge it spawns inherits.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def state_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    state_home = tmp_path / "xdg-state-home"
+    monkeypatch.setenv("XDG_STATE_HOME", str(state_home))
+    return state_home
