@@ -4,7 +4,8 @@ output, the plan, permission questions and the closing summary.
 `CardPrinter.update(update)` takes one `session/update` `update` payload (plain JSON, as on the wire), reads
 it through the mapping's fold (`mapping.read_update`, the card reducer `mapping.next_card`) and prints what
 changed: a card's first appearance and every status change on one line each, the diff of an edit (before
-approval and as applied), terminal output as it streams, a short excerpt of other results.
+approval and as applied), terminal output as it streams, a short excerpt of other results. A call a
+program made (its card's `parent`, `_meta.parentToolCallId` on the wire) is indented under its program's card.
 
 Must not: talk to the bridge (demo.py does), or print anything but to the stream it was given.
 """
@@ -224,7 +225,8 @@ class CardPrinter:
         color = {"completed": s.green, "failed": s.red, "pending": s.yellow}.get(status, s.cyan)
         word = _STATUS_WORD.get(status, status)
         title = card.title or card.call_id
-        self._line(f"  {color(mark)} {s.bold(title)} {s.dim(f'[{card.kind}, {word}{extra}]')}")
+        indent = f"    {s.dim('└')} " if card.parent is not None else "  "
+        self._line(f"{indent}{color(mark)} {s.bold(title)} {s.dim(f'[{card.kind}, {word}{extra}]')}")
 
     def _content(self, shown: _Shown, content: Sequence[ToolCallContent], *, preview: bool) -> None:
         """Diffs always; other text only once the call is done (and not again for streamed output)."""

@@ -20,6 +20,7 @@ Titles are the only place a relative path may appear (ACP §9: the wire carries 
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from collections.abc import Sequence
@@ -45,7 +46,14 @@ def session_roots(agent: Agent | None) -> tuple[str, ...]:
 def resolve(path: str, cwd: str) -> str:
     """Absolute, normalised form of `path` (relative paths are taken against `cwd`)."""
     if path.startswith("~"):
-        path = os.path.expanduser(path)
+        return _absolute(os.path.expanduser(path), cwd)  # not cached: it depends on $HOME
+    return _absolute(path, cwd)
+
+
+@functools.lru_cache(maxsize=4096)
+def _absolute(path: str, cwd: str) -> str:
+    # Cached: a call's path is resolved for its policy decision, each card and each location (about a
+    # dozen times per call); a pure function of its two strings.
     if not os.path.isabs(path):
         path = cwd + path if cwd.endswith(os.sep) else cwd + os.sep + path
     return os.path.normpath(path)

@@ -293,11 +293,19 @@ class UpdateView:
         if previous is not None and self.progress and previous.parent is None:
             # A repeated id (a model reusing one): the old progress must not stay open forever.
             actions.append(End(previous.token, "replaced by a new call with the same id"))
-        call = _Call(key, f"acp-bridge/{next(self._tokens)}/{card.call_id}", title, card, begun_as=title)
-        self._calls[key] = call
-        actions.append(Log("log", f"tool: {title} ({call.state})"))
-        if self.progress:
-            actions.append(Begin(call.token, title, call.state))
+        parent = self._parent_of(session_id, card)
+        if parent is not None:
+            call = _Call(key, parent.token, title, card, begun_as=title, parent=parent)
+            self._calls[key] = call
+            actions.append(Log("log", f"tool:   {title} ({call.state}, in {parent.title})"))
+            actions += self._report(call, call.state)
+        else:
+            token = f"acp-bridge/{next(self._tokens)}/{card.call_id}"
+            call = _Call(key, token, title, card, begun_as=title)
+            self._calls[key] = call
+            actions.append(Log("log", f"tool: {title} ({call.state})"))
+            if self.progress:
+                actions.append(Begin(call.token, title, call.state))
         actions += self._follow(call, said)
         if card.status in ("completed", "failed"):
             actions += self._end(call, said)  # a card born finished (e.g. a replayed one)
@@ -357,10 +365,21 @@ class UpdateView:
             message = _completion_message(said)
         else:
             message = f"failed: {failure_reason(said)}"
+        if call.parent is not None:
+            return [Log("log", f"tool:   {call.title} ({message})"), *self._report(call, message)]
+        for key, other in list(self._calls.items()):
+            if other.parent is call:
+                del self._calls[key]  # a program ends after its calls; one still open is forgotten with it
         actions: list[Action] = [Log("log", f"tool: {call.title} ({message})")]
         if self.progress:
             actions.append(End(call.token, call.message(message)))
         return actions
+
+    def _parent_of(self, session_id: str, card: Card) -> _Call | None:
+        """The open program call a nested call's card names, if any (a program's call is never nested:
+        a card naming a nested call as its parent gets progress of its own)."""
+        parent = self._calls.get((session_id, card.parent)) if card.parent is not None else None
+        return parent if parent is not None and parent.parent is None else None
 
     def _follow(self, call: _Call, said: CardPatch) -> list[Action]:
         """The first location of this update not yet shown for the call, once the call runs or ran (a

@@ -5,6 +5,7 @@ A card appears with a `tool_call` and changes with `tool_call_update`s. ACP's ru
 card's (`content` and `locations` as whole collections), a field it leaves out stays. Zed's terminal
 convention adds one stream: `_meta.terminal_output` deltas append to the card's terminal. Without that
 convention the bridge shows a command's output in a ```console block of the card's content instead.
+A nested call (a Code Mode program's sub-call) names its program's call in `_meta.parentToolCallId`.
 
 - `read_update(update)`: one update as typed data (`CardPatch`, `TextChunk`, `PlanChange`, `ModeChange`),
   or None for what no face shows (usage, commands) and for what is not a well-formed update;
@@ -25,6 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final, get_args
 
+from .nested import PARENT_KEY
 from .wire import (
     ChunkKind,
     ContentItem,
@@ -86,7 +88,8 @@ class Outcome:
 class CardPatch:
     """One tool call update as data. Each field is None when the update leaves it as it was; `new`: a
     `tool_call` (the card starts afresh), else a `tool_call_update`. `output` is what
-    `_meta.terminal_output` appends to the card's terminal."""
+    `_meta.terminal_output` appends to the card's terminal; `parent` is `_meta.parentToolCallId`, the
+    call of the program that made this one."""
 
     call_id: str
     new: bool = False
@@ -100,6 +103,7 @@ class CardPatch:
     bridge: BridgeInfo | None = None
     output: str | None = None
     exited: Exited | None = None
+    parent: str | None = None
 
     @property
     def texts(self) -> list[str]:
@@ -144,7 +148,9 @@ class Card:
     `output` is the end (`OUTPUT_TAIL_CHARS`) of the card's terminal: the `_meta.terminal_output` deltas,
     or, for a card that embeds no terminal, the output inside its ```console block. `new_output` is what
     the latest update brought to it (a delta, or the console block's whole output), None when it brought
-    none. `exited` is set once the terminal convention said the command ended."""
+    none. `exited` is set once the terminal convention said the command ended. `parent`: the call of the
+    program that made this one (None: a call of its own); once known it stays, since an update that
+    carries no `_meta` (a status move) says nothing about it."""
 
     call_id: str
     title: str = ""
@@ -158,6 +164,7 @@ class Card:
     output: str = ""
     new_output: str | None = None
     exited: Exited | None = None
+    parent: str | None = None
 
     @property
     def command(self) -> str | None:
@@ -218,6 +225,7 @@ def _patched(card: Card, patch: CardPatch) -> Card:
         output=output,
         new_output=new_output,
         exited=patch.exited or card.exited,
+        parent=patch.parent or card.parent,
     )
 
 
@@ -281,6 +289,7 @@ def read_patch(update: Mapping[str, Any]) -> CardPatch:
         bridge=_bridge(meta.get("acpBridge")),
         output=_terminal_data(meta.get("terminal_output")),
         exited=_exited(meta.get("terminal_exit")),
+        parent=_optional_str(meta.get(PARENT_KEY)) or None,
     )
 
 

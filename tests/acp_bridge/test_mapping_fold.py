@@ -198,6 +198,41 @@ def test_a_permission_requests_tool_call_reads_as_a_card() -> None:
     assert card.texts[0] == "Why: cleanup"
 
 
+def test_a_nested_call_s_card_names_its_program_and_keeps_it() -> None:
+    args = {"file_path": "a.txt"}
+    updates = [
+        mapping.tool_call_started(META, "p1", "run_code", {"code": "1"}, None, "in_progress"),
+        mapping.with_parent(mapping.tool_call_started(META, "p1:1", "read", args, None, "pending"), "p1"),
+        mapping.tool_call_status(META, "p1:1", "in_progress"),  # no `_meta`: says nothing of the parent
+        *(
+            mapping.with_parent(update, "p1")
+            for update in mapping.tool_call_completed(
+                META, "p1:1", "read", args, None, ToolResult(text("a"), False), None
+            )
+        ),
+    ]
+    assert read_patch(updates[1]).parent == "p1"
+    assert read_patch(updates[2]).parent is None
+    cards = _fold(updates)
+    assert (cards["p1:1"].parent, cards["p1:1"].status) == ("p1", "completed")
+    assert cards["p1"].parent is None
+    assert _fold(updates[:3])["p1:1"].parent == "p1"
+    assert fold_cards(_through_the_sdk(updates)) == cards  # as the demo receives them
+
+
+def test_a_repeated_tool_call_without_a_parent_is_a_call_of_its_own() -> None:
+    nested = mapping.with_parent(mapping.tool_call_started(META, "c1", "read", {}, None, "pending"), "p1")
+    again = mapping.tool_call_started(META, "c1", "read", {}, None, "pending")
+    assert _fold([nested, again])["c1"].parent is None
+
+
+def test_a_malformed_parent_reads_as_absent() -> None:
+    started = mapping.tool_call_started(META, "c1", "read", {}, None, "pending")
+    for junk in (7, "", None, {"id": "p1"}):
+        update = {**started, "_meta": {**started["_meta"], "parentToolCallId": junk}}
+        assert read_patch(update).parent is None
+
+
 # --- the other updates -------------------------------------------------------------------------------
 
 
@@ -330,13 +365,17 @@ def test_a_card_reads_the_same_after_a_trip_through_the_sdk(
         mapping.tool_call_started(PLAIN, "c1", "tool", {"file_path": "a"}, start_view, status),
         *updates,
     ]
-    received = [
+    assert fold_cards(_through_the_sdk(stream)) == fold_cards(stream)
+
+
+def _through_the_sdk(updates: list[Any]) -> list[Any]:
+    """The updates as a client using the ACP SDK receives them (parsed, dumped back to JSON)."""
+    return [
         schema.SessionNotification.model_validate({"sessionId": "s", "update": u}).model_dump(
             mode="json", by_alias=True, exclude_none=True
         )["update"]
-        for u in stream
+        for u in updates
     ]
-    assert fold_cards(received) == fold_cards(stream)
 
 
 @settings(max_examples=100, deadline=None)
