@@ -8,7 +8,7 @@ import json
 import subprocess
 import sys
 
-from .bridge_harness import REPO
+from tests.support.bridge_harness import REPO
 
 HEAVY = ("lsprotocol", "pygls", "httpx", "acp")
 

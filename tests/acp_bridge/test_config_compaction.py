@@ -22,10 +22,9 @@ import pytest
 from acp_bridge.compaction import SUMMARY_HEADING, apply, safe_boundaries, split_point
 from acp_bridge.models import AssistantMessage, ToolCallRequest, ToolResultMessage, UserMessage
 from acp_bridge.session_log import Compacted
-
-from .bridge_harness import REPO, Bridge
-from .conftest import StartBridge
-from .fake_openai_server import SSE, FakeOpenAIServer, HTTPError, chat, chat_chunks
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import REPO, Bridge
+from tests.support.fake_openai_server import SSE, FakeOpenAIServer, HTTPError, chat, chat_chunks
 
 NO_KEYS = {"ACP_BRIDGE_API_KEY": "", "DEEPSEEK_API_KEY": "", "OPENAI_API_KEY": ""}
 NAP = {"id": "call_1", "name": "nap", "arguments": {"seconds": 0, "label": "rested"}}

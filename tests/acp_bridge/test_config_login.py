@@ -24,11 +24,10 @@ from acp import schema
 from acp.exceptions import RequestError
 
 from acp_bridge.credentials import store_key
-
-from .acp_unstable_schema import validate_auth_method
-from .bridge_harness import REPO, Bridge
-from .conftest import StartBridge
-from .fake_openai_server import FakeOpenAIServer, chat
+from tests.support.acp_unstable_schema import validate_auth_method
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import REPO, Bridge
+from tests.support.fake_openai_server import FakeOpenAIServer, chat
 
 NO_KEYS = {"ACP_BRIDGE_API_KEY": "", "DEEPSEEK_API_KEY": "", "OPENAI_API_KEY": ""}
 GOOD, BAD = "sk-good-0123456789", "sk-bad-9876543210"

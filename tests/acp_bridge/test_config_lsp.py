@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from pygls.exceptions import JsonRpcException
 
-from .test_lsp_server import editor
+from tests.support.lsp_editor import editor
 
 
 async def test_set_config_option_lists_and_changes_the_sessions_options(tmp_path: Path) -> None:

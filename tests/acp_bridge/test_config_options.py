@@ -16,9 +16,9 @@ import pytest
 from acp import schema
 from acp.exceptions import RequestError
 
-from .bridge_harness import Bridge, write_script
-from .conftest import StartBridge
-from .fake_openai_server import FakeOpenAIServer, chat
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import Bridge, write_script
+from tests.support.fake_openai_server import FakeOpenAIServer, chat
 
 NO_KEYS = {"ACP_BRIDGE_API_KEY": "", "DEEPSEEK_API_KEY": "", "OPENAI_API_KEY": ""}
 MODELS = [

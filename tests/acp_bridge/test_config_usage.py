@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from .bridge_harness import Bridge
-from .conftest import StartBridge
-from .fake_openai_server import FakeOpenAIServer, chat
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import Bridge
+from tests.support.fake_openai_server import FakeOpenAIServer, chat
 
 NO_KEYS = {"ACP_BRIDGE_API_KEY": "", "DEEPSEEK_API_KEY": "", "OPENAI_API_KEY": ""}
 NAP = {"id": "call_1", "name": "nap", "arguments": {"seconds": 0}}

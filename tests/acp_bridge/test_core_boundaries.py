@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.support.source_imports import REPO, imports_of, module_name
+
 PACKAGE = REPO / "acp_bridge"
 CORE = [
     "channel",
@@ -82,32 +83,6 @@ IMPURE = (
     "signal",
     "sqlite3",
 )
-
-
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(REPO).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def imports_of(path: Path, source: str | None = None) -> set[str]:
-    """Every module `path` imports, as absolute dotted names (relative ones resolved)."""
-    tree = ast.parse(source if source is not None else path.read_text())
-    module = _module_name(path)
-    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                anchor = package.split(".")
-                anchor = anchor[: len(anchor) - (node.level - 1)]
-                base = ".".join([*anchor, *([node.module] if node.module else [])])
-            else:
-                base = node.module or ""
-            found.add(base)
-            found.update(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
-    return found
 
 
 def _sources(target: str) -> list[Path]:
@@ -199,8 +174,8 @@ def test_the_core_has_no_import_cycle() -> None:
     """Not even through imports made only for type checking: a module that needs another's type the other
     way round gets a `Protocol` instead (e.g. `turn.TurnHost`, which `sessions.Session` satisfies)."""
     paths = [path for module in CORE for path in _sources(f"acp_bridge.{module}")]
-    names = {_module_name(path) for path in paths}
-    graph = {_module_name(path): imports_of(path) & names for path in paths}
+    names = {module_name(path) for path in paths}
+    graph = {module_name(path): imports_of(path) & names for path in paths}
     assert _cycles(graph) == []
 
 
@@ -294,7 +269,7 @@ def test_the_acp_agent_touches_no_stdio_and_no_signal() -> None:
 
 def test_only_the_entry_point_imports_the_command_table() -> None:
     users = {
-        _module_name(path)
+        module_name(path)
         for path in PACKAGE.rglob("*.py")
         if path != PACKAGE / "cli.py" and _violations([path], ("acp_bridge.cli",))
     }

@@ -35,8 +35,7 @@ from acp_bridge.sessions import CoreConfig, SessionManager
 from acp_bridge.store import SessionStore
 from presenters import build_tools
 from registry_core import TextBlock, ToolDefinition, ToolFailureInfo, ToolResultEvent, snapshot
-
-from . import bridge_tools, commit_tools
+from tests.support import bridge_tools, commit_tools
 
 FIXTURES = Path(__file__).parent / "fixtures"
 STORED = FIXTURES / "session_log_v1.jsonl"

@@ -26,8 +26,7 @@ from acp_bridge.models import (
 )
 from acp_bridge.sessions import CoreConfig, SessionManager
 from registry_core import ToolDefinition
-
-from .bridge_tools import tools
+from tests.support.bridge_tools import tools
 
 
 class FakeChannel:

@@ -13,8 +13,7 @@ from pathlib import Path
 import pytest
 
 from acp_bridge.stdio import LineReader, watchable
-
-from .bridge_harness import REPO
+from tests.support.bridge_harness import REPO
 
 
 @pytest.fixture

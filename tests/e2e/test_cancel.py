@@ -14,8 +14,8 @@ import psutil
 import pytest
 from acp.exceptions import RequestError
 
-from .bridge_harness import RecordingClient, selected, write_script
-from .conftest import StartBridge
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import RecordingClient, selected, write_script
 
 
 def _alive(processes: list[psutil.Process]) -> list[psutil.Process]:

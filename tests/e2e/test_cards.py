@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from .bridge_harness import write_script
-from .conftest import StartBridge
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import write_script
 
 ALLOW = ("--allow-tool", "edit", "--allow-tool", "write", "--allow-tool", "bash", "--allow-tool", "web_fetch")
 

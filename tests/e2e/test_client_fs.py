@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .bridge_harness import RecordingClient, selected, write_script
-from .conftest import StartBridge
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import RecordingClient, selected, write_script
 
 
 def _text_of(update: dict[str, Any]) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import psutil
 
-from .bridge_harness import REPO
+from tests.support.bridge_harness import REPO
 
 
 def test_the_demo_runs_offline_end_to_end_and_exits_zero(tmp_path: Path) -> None:

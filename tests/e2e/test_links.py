@@ -11,8 +11,8 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from .bridge_harness import RecordingClient, selected, write_script
-from .conftest import StartBridge
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import RecordingClient, selected, write_script
 
 
 def _call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:

@@ -15,9 +15,9 @@ import pytest
 from acp import schema
 from acp.exceptions import RequestError
 
-from .bridge_harness import RecordingClient, selected
-from .conftest import StartBridge
-from .fake_openai_server import SSE, FakeOpenAIServer, HTTPError, chat, chat_chunks
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import RecordingClient, selected
+from tests.support.fake_openai_server import SSE, FakeOpenAIServer, HTTPError, chat, chat_chunks
 
 NO_KEYS = {"ACP_BRIDGE_API_KEY": "", "DEEPSEEK_API_KEY": "", "OPENAI_API_KEY": ""}
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from acp.exceptions import RequestError
 
-from .bridge_harness import CANCELLED_OUTCOME, RecordingClient, selected, write_script
-from .conftest import StartBridge
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import CANCELLED_OUTCOME, RecordingClient, selected, write_script
 
 
 def _bash(call_id: str, command: str) -> dict[str, Any]:

@@ -11,8 +11,8 @@ from typing import Any
 
 from acp.exceptions import RequestError
 
-from .bridge_harness import RecordingClient, write_script
-from .conftest import StartBridge
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import RecordingClient, write_script
 
 TWENTY = "".join(f"line {n}\n" for n in range(1, 21))
 

@@ -17,9 +17,9 @@ from typing import Any
 import psutil
 import pytest
 
-from .bridge_harness import Bridge, write_script
-from .conftest import StartBridge
-from .process_marks import assert_all_gone, escaping, marked, new_mark, wait_started, wait_until
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import Bridge, write_script
+from tests.support.process_marks import assert_all_gone, escaping, marked, new_mark, wait_started, wait_until
 
 pytestmark = pytest.mark.slow
 

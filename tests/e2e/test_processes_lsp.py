@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from .fake_openai_server import FakeOpenAIServer, chat
-from .process_marks import assert_all_gone, escaping, new_mark, wait_started
-from .test_lsp_server import _call, editor
+from tests.support.fake_openai_server import FakeOpenAIServer, chat
+from tests.support.lsp_editor import call, editor
+from tests.support.process_marks import assert_all_gone, escaping, new_mark, wait_started
 
 pytestmark = pytest.mark.slow
 
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow
 async def test_sigint_cancels_the_prompt_and_its_processes_and_the_server_serves_on(tmp_path: Path) -> None:
     mark = new_mark()
     turns = [
-        {"steps": [{"tool_calls": [_call("b1", "bash", command=escaping(mark))]}, {"text": "never"}]},
+        {"steps": [{"tool_calls": [call("b1", "bash", command=escaping(mark))]}, {"text": "never"}]},
         {"steps": [{"text": "still here"}]},
     ]
     async with editor(tmp_path, turns, args=["--allow-tool", "bash"]) as ed:
@@ -40,7 +40,7 @@ async def test_sigint_cancels_the_prompt_and_its_processes_and_the_server_serves
 @pytest.mark.parametrize("how", ["SIGHUP", "the editor stops reading"])
 async def test_the_server_ending_stops_every_process_its_commands_started(tmp_path: Path, how: str) -> None:
     mark = new_mark()
-    turns = [{"steps": [{"tool_calls": [_call("b1", "bash", command=escaping(mark, "ticks"))]}]}]
+    turns = [{"steps": [{"tool_calls": [call("b1", "bash", command=escaping(mark, "ticks"))]}]}]
     async with editor(tmp_path, turns, args=["--allow-tool", "bash"]) as ed:
         prompt = asyncio.ensure_future(ed.prompt("go"))
         await wait_started(mark)
@@ -69,7 +69,7 @@ async def test_the_model_chosen_at_initialize_gets_the_key_and_commands_do_not(
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ACP_BRIDGE_API_KEY", key)  # the server inherits it
     snoop = 'env; tr "\\0" "\\n" < /proc/$PPID/environ'
-    server.enqueue(chat(tool_calls=[_call("c1", "bash", command=snoop)]), chat(text="Seen."))
+    server.enqueue(chat(tool_calls=[call("c1", "bash", command=snoop)]), chat(text="Seen."))
     options = {"model": "openai:fake-model"}
     async with editor(
         tmp_path, [], options=options, args=["--allow-tool", "bash", "--base-url", server.base_url]

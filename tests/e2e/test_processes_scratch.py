@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from .bridge_harness import Bridge, write_script
-from .conftest import StartBridge
-from .process_marks import assert_all_gone, escaping, new_mark, wait_started
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import Bridge, write_script
+from tests.support.process_marks import assert_all_gone, escaping, new_mark, wait_started
 
 pytestmark = pytest.mark.slow
 
@@ -61,7 +61,7 @@ async def test_the_bridge_deletes_every_scratch_file_and_stops_its_processes_on_
         [{"tool_calls": [{"id": "c1", "name": "crash", "arguments": {}}]}],
     ]
     script = write_script(tmp_path / "script.json", turns)
-    crash = ("--extra-tools", "tests.acp_bridge.crash_tools:tools", "--allow-tool", "crash")
+    crash = ("--extra-tools", "tests.support.crash_tools:tools", "--allow-tool", "crash")
     bridge = await bridges("--allow-tool", "bash", *crash, model=script)
     await bridge.initialize()
     session_id = await bridge.new_session(workspace)

@@ -14,9 +14,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from .bridge_harness import REPO
-from .conftest import StartBridge
-from .fake_openai_server import FakeOpenAIServer, chat
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import REPO
+from tests.support.fake_openai_server import FakeOpenAIServer, chat
 
 pytestmark = pytest.mark.slow
 

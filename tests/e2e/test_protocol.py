@@ -18,8 +18,8 @@ import pytest
 from acp import schema
 from acp.exceptions import RequestError
 
-from .bridge_harness import write_script
-from .conftest import StartBridge
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import write_script
 
 NAP = {"name": "nap", "arguments": {"seconds": 0.0, "label": "x"}}
 
@@ -273,7 +273,7 @@ async def test_output_while_setting_up_never_reaches_the_protocol_stream(
     # stdio is claimed before the tools are loaded: an --extra-tools module printing (or writing to fd 1)
     # at import lands on stderr, and every stdout line stays a JSON-RPC frame.
     bridge = await bridges(
-        "--extra-tools", "tests.acp_bridge.noisy_tools:tools", model=_one_turn(tmp_path, {"text": "quiet"})
+        "--extra-tools", "tests.support.noisy_tools:tools", model=_one_turn(tmp_path, {"text": "quiet"})
     )
     await bridge.initialize()
     session_id = await bridge.new_session(workspace)

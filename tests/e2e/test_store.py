@@ -14,20 +14,8 @@ from typing import Any
 import pytest
 from acp.exceptions import RequestError
 
-from .bridge_harness import RecordingClient, selected, write_script
-from .conftest import StartBridge
-
-
-def _fold(updates: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The final state of every card after applying its updates (ACP's replace-per-field rule)."""
-    cards: dict[str, dict[str, Any]] = {}
-    for update in updates:
-        call_id = update.get("toolCallId")
-        if update["sessionUpdate"] == "tool_call":
-            cards[call_id] = {k: v for k, v in update.items() if k != "sessionUpdate"}
-        elif update["sessionUpdate"] == "tool_call_update" and call_id in cards:
-            cards[call_id].update({k: v for k, v in update.items() if k != "sessionUpdate" and v is not None})
-    return cards
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import RecordingClient, fold_cards, selected, write_script
 
 
 def _text(updates: list[dict[str, Any]], kind: str) -> str:
@@ -72,7 +60,7 @@ async def test_a_stored_session_is_listed_and_replayed_as_it_looked_live(
     assert _text(replayed, "user_message_chunk") == "Please fix the greeting"
     assert _text(replayed, "agent_thought_chunk") == _text(live_updates, "agent_thought_chunk")
     assert _text(replayed, "agent_message_chunk") == _text(live_updates, "agent_message_chunk")
-    live_cards, replayed_cards = _fold(live_updates), _fold(replayed)
+    live_cards, replayed_cards = fold_cards(live_updates), fold_cards(replayed)
     assert set(replayed_cards) == {"r1", "n1", "e1"}
     for call_id, card in live_cards.items():
         assert replayed_cards[call_id] == card, call_id
@@ -127,7 +115,7 @@ async def test_a_write_killed_after_its_change_was_made_replays_completed_with_i
     write = {"id": "w1", "name": "write_then_hang",
              "arguments": {"file_path": "notes.txt", "content": "one\nTWO\nthree\n"}}  # fmt: skip
     script = write_script(tmp_path / "script.json", [[{"tool_calls": [write]}, {"text": "never"}]])
-    args = ("--state-dir", str(state), "--extra-tools", "tests.acp_bridge.commit_tools:tools",
+    args = ("--state-dir", str(state), "--extra-tools", "tests.support.commit_tools:tools",
             "--allow-tool", "write_then_hang")  # fmt: skip
     env = {"ACP_BRIDGE_TEST_MARKER": str(marker)}
     live = await bridges(*args, model=script, env=env)
@@ -147,7 +135,7 @@ async def test_a_write_killed_after_its_change_was_made_replays_completed_with_i
     again = await bridges(*args, model=script, env=env)
     await again.initialize()
     await again.conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
-    card = _fold(again.updates(session_id))["w1"]
+    card = fold_cards(again.updates(session_id))["w1"]
     assert card["status"] == "completed", card
     (diff,) = [block for block in card["content"] if block["type"] == "diff"]
     assert diff["path"] == str(notes)
@@ -188,6 +176,6 @@ async def test_load_restores_the_permission_mode_and_remembered_rules(
     # Both hold: the rule covers the next echo, accept_edits the write inside the workspace.
     assert await again.prompt(session_id, "more") == "end_turn"
     assert asking.permission_requests == []
-    cards = _fold(again.updates(session_id))
+    cards = fold_cards(again.updates(session_id))
     assert cards["b2"]["status"] == "completed" and cards["w1"]["status"] == "completed"
     assert (workspace / "new.txt").read_text() == "hi\n"

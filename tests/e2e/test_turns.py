@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .bridge_harness import write_script
-from .conftest import StartBridge
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import write_script
 
 
 def _nap(call_id: str, seconds: float = 0.0) -> dict[str, Any]:

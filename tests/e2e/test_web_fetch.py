@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from .bridge_harness import RecordingClient, selected, write_script
-from .conftest import StartBridge
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import RecordingClient, selected, write_script
 
 
 class Server(ThreadingHTTPServer):

@@ -1,5 +1,6 @@
 """Fixtures for the built-in tool tests: a real `ToolRegistry` with `build_tools()`, a session `Agent`
-rooted at `tmp_path`, and a `Session` helper that runs calls and renders their cards like a host would.
+rooted at `tmp_path`, and a `Session` helper that runs calls and renders their cards like a host would;
+`Buffers`, an editor's file access serving unsaved buffers, and `hunks_of`, a diff card's hunks.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from typing import Any
 import pytest
 
 from presenters import build_tools
+from presenters.diffs import Hunk
 from registry_core import (
     NEVER,
     Agent,
@@ -75,6 +77,25 @@ class Session:
 
 def text_of(result: ToolExecutionResult) -> str:
     return content_text(result.content)
+
+
+def hunks_of(meta: Any) -> list[Hunk]:
+    return [Hunk(**dict(h)) for h in meta["hunks"]]
+
+
+class Buffers:
+    """A FileAccess serving editor buffers for some paths (None for the rest)."""
+
+    def __init__(self, buffers: dict[str, str]) -> None:
+        self.buffers = buffers
+        self.writes: list[tuple[str, str]] = []
+
+    async def read_text(self, path: str) -> str | None:
+        return self.buffers.get(path)
+
+    async def write_text(self, path: str, content: str) -> None:
+        self.writes.append((path, content))
+        self.buffers[path] = content
 
 
 @pytest.fixture

@@ -9,9 +9,7 @@ from typing import Any
 from presenters.diffs import apply_hunks
 from registry_core import DiffCallView, DiffResultView, GenericResultView
 
-from .conftest import Session, text_of
-from .test_read import Buffers
-from .test_write import hunks_of
+from .conftest import Buffers, Session, hunks_of, text_of
 
 
 async def test_single_replacement_with_hunk_location_and_snippet(session: Session) -> None:

@@ -22,7 +22,7 @@ from registry_core import (
     ToolResultEvent,
 )
 
-from .conftest import Session, text_of
+from .conftest import Buffers, Session, text_of
 
 
 def write_lines(path: Path, count: int, *, newline: str = "\n", final: bool = True) -> list[str]:
@@ -263,21 +263,6 @@ async def test_outside_cwd_paths_are_absolute_in_titles(session: Session, tmp_pa
 
     card = session.result_card("read", args, result)
     assert isinstance(card, ReadResultView) and card.title == f"Read {outside}"
-
-
-class Buffers:
-    """A FileAccess serving editor buffers for some paths (None for the rest)."""
-
-    def __init__(self, buffers: dict[str, str]) -> None:
-        self.buffers = buffers
-        self.writes: list[tuple[str, str]] = []
-
-    async def read_text(self, path: str) -> str | None:
-        return self.buffers.get(path)
-
-    async def write_text(self, path: str, content: str) -> None:
-        self.writes.append((path, content))
-        self.buffers[path] = content
 
 
 async def test_editor_buffer_wins_over_the_disk_and_falls_back(make_session: Any) -> None:

@@ -32,8 +32,7 @@ from registry_core import (
     content_text,
     parse_args_for_display,
 )
-
-from .run_code_helpers import CodeSession, deno_processes, make_code_session, text, tool
+from tests.support.code_session import CodeSession, deno_processes, make_code_session, text, tool
 
 pytestmark = pytest.mark.slow
 

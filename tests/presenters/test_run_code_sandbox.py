@@ -12,8 +12,7 @@ import pytest
 
 from presenters.deno_sandbox import SandboxLimits
 from registry_core import CANCELLED, TOOL_FAILED, CancelController, ToolRestriction
-
-from .run_code_helpers import CodeSession, deno_processes, make_code_session, run_dirs, text
+from tests.support.code_session import CodeSession, deno_processes, make_code_session, run_dirs, text
 
 pytestmark = pytest.mark.slow
 

@@ -16,7 +16,7 @@ import pytest
 from presenters import process_tree
 from presenters.process_tree import MARKER, PROCESSES_SERVICE, ProcessScope, read_proc, reap_adopted
 from registry_core import CancelController
-from tests.acp_bridge.process_marks import assert_all_gone, escaping, new_mark, wait_started
+from tests.support.process_marks import assert_all_gone, escaping, new_mark, wait_started
 
 from .conftest import Session
 

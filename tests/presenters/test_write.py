@@ -6,15 +6,10 @@ import os
 import stat
 from typing import Any
 
-from presenters.diffs import Hunk, apply_hunks
+from presenters.diffs import apply_hunks
 from registry_core import DiffCallView, DiffResultView, GenericResultView
 
-from .conftest import Session, text_of
-from .test_read import Buffers
-
-
-def hunks_of(meta: Any) -> list[Hunk]:
-    return [Hunk(**dict(h)) for h in meta["hunks"]]
+from .conftest import Buffers, Session, hunks_of, text_of
 
 
 async def test_create_shows_the_whole_file_and_makes_parents(session: Session) -> None:

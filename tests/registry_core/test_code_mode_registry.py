@@ -26,8 +26,7 @@ from registry_core import (
     content_text,
     snapshot,
 )
-
-from .helpers import AGENT, raw_tool
+from tests.support.raw_tools import AGENT, raw_tool
 
 
 def _transport(registry: ToolRegistry, seen: list[Any]) -> None:

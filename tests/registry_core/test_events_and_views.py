@@ -23,8 +23,7 @@ from registry_core import (
     safe_present_call,
     safe_present_result,
 )
-
-from .helpers import raw_tool
+from tests.support.raw_tools import raw_tool
 
 
 async def test_durable_events_round_trip_and_never_hold_the_value() -> None:

@@ -13,8 +13,7 @@ from registry_core import (
     ToolRegistry,
     ToolsChange,
 )
-
-from .helpers import raw_tool
+from tests.support.raw_tools import raw_tool
 
 # What MCP servers send (zod / pydantic generated): outside the enforced subset, yet valid JSON Schema.
 SERVER_SCHEMA: dict[str, Any] = {

@@ -37,8 +37,7 @@ from registry_core import (
     ToolSuccess,
     run_step,
 )
-
-from .helpers import AGENT, raw_tool
+from tests.support.raw_tools import AGENT, raw_tool
 
 
 def call(name: str = "t", args: Any = None, **kw: Any) -> ToolExecutionInput:

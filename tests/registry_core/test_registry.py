@@ -5,8 +5,7 @@ from dataclasses import replace
 import pytest
 
 from registry_core import RegistrationError, ToolRegistry, ToolRestriction
-
-from .helpers import raw_tool
+from tests.support.raw_tools import raw_tool
 
 
 def test_register_returns_a_disposer_and_rejects_duplicates() -> None:

@@ -6,8 +6,7 @@ from typing import Any
 import pytest
 
 from registry_core import ToolExecutionInput, ToolRegistry, ToolRunContext, ToolSuccess, plan_groups, run_step
-
-from .helpers import raw_tool
+from tests.support.raw_tools import raw_tool
 
 
 def test_plan_groups_forms_parallel_runs_and_exclusive_barriers() -> None:

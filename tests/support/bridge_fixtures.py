@@ -1,4 +1,6 @@
-"""Fixtures for the end-to-end bridge tests (the bridge as a real subprocess; see bridge_harness.py)."""
+"""Fixtures for the tests that start the bridge as a real subprocess (see bridge_harness.py): `bridges`,
+`workspace`, and the packages' bytecode compiled once. The conftest.py of each folder whose tests use
+them imports them from here (tests/acp_bridge/, tests/e2e/)."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ StartBridge = Callable[..., Awaitable[Bridge]]
 # The test tools, allowed without asking (the built-in tools keep the default policy).
 EXTRA_TOOLS = (
     "--extra-tools",
-    "tests.acp_bridge.bridge_tools:tools",
+    "tests.support.bridge_tools:tools",
     *(
         "--allow-tool",
         "nap",
@@ -32,7 +34,7 @@ EXTRA_TOOLS = (
 
 
 @pytest.fixture(scope="session", autouse=True)
-def _bytecode() -> None:
+def compiled_packages() -> None:
     """Compile the packages' bytecode once: with PYTHONDONTWRITEBYTECODE set (as in CI) every bridge
     subprocess would otherwise recompile every module from source, several hundred ms of CPU per spawn."""
     for package in ("registry_core", "presenters", "acp_bridge"):

@@ -56,6 +56,18 @@ def selected(option_id: str) -> dict[str, Any]:
 CANCELLED_OUTCOME: dict[str, Any] = {"outcome": {"outcome": "cancelled"}}
 
 
+def fold_cards(updates: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The final state of every card after applying its updates (ACP's replace-per-field rule)."""
+    cards: dict[str, dict[str, Any]] = {}
+    for update in updates:
+        call_id = update.get("toolCallId")
+        if update["sessionUpdate"] == "tool_call":
+            cards[call_id] = {k: v for k, v in update.items() if k != "sessionUpdate"}
+        elif update["sessionUpdate"] == "tool_call_update" and call_id in cards:
+            cards[call_id].update({k: v for k, v in update.items() if k != "sessionUpdate" and v is not None})
+    return cards
+
+
 async def allow_once(
     session_id: str, tool_call: dict[str, Any], options: list[dict[str, Any]]
 ) -> dict[str, Any]:

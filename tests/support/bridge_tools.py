@@ -1,4 +1,4 @@
-"""Small tools the bridge tests load into a real bridge (`--extra-tools tests.acp_bridge.bridge_tools:tools`).
+"""Small tools the bridge tests load into a real bridge (`--extra-tools tests.support.bridge_tools:tools`).
 
 - `nap`: sleeps `seconds`, concurrency-safe, returns its label (parallelism and timing); with `context`,
   it also defers that text as a context message for the model (`ctx.defer_context`);

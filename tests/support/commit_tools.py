@@ -1,4 +1,4 @@
-"""An `--extra-tools` module for the crash tests (`tests.acp_bridge.commit_tools:tools`).
+"""An `--extra-tools` module for the crash tests (`tests.support.commit_tools:tools`).
 
 `write_then_hang` is the built-in `write` (same schema, body and cards) that, once the body returned (the
 file written, the change reported to the host), creates the file named by `$ACP_BRIDGE_TEST_MARKER` and

@@ -21,7 +21,7 @@ In-process: `with FakeOpenAIServer([...]) as server:` runs the server's own even
 sync and async tests alike can use it; point a backend at `server.base_url`. As a process, for a bridge
 subprocess to talk to:
 
-    python tests/acp_bridge/fake_openai_server.py --script responses.json --port-file port.txt \\
+    python tests/support/fake_openai_server.py --script responses.json --port-file port.txt \\
         [--requests-log requests.jsonl]
 
 where responses.json is a list of `response_from_json` objects; the port is written once listening, each

@@ -13,9 +13,9 @@ from typing import Any
 import psutil
 import pytest
 
-from ..bridge_harness import Bridge, RecordingClient, selected, write_script
-from ..conftest import StartBridge
-from ..fake_openai_server import FakeOpenAIServer, chat
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import Bridge, RecordingClient, fold_cards, selected, write_script
+from tests.support.fake_openai_server import FakeOpenAIServer, chat
 
 pytestmark = pytest.mark.slow
 
@@ -32,18 +32,6 @@ def _program(call_id: str, code: str, description: str = "Merge a into b") -> di
 
 def _script(tmp_path: Path, *calls: dict[str, Any]) -> Path:
     return write_script(tmp_path / "script.json", [[{"tool_calls": list(calls)}, {"text": "Done."}]])
-
-
-def _fold(updates: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """The final state of every card after applying its updates (ACP's replace-per-field rule)."""
-    cards: dict[str, dict[str, Any]] = {}
-    for update in updates:
-        call_id = update.get("toolCallId")
-        if update["sessionUpdate"] == "tool_call":
-            cards[call_id] = {k: v for k, v in update.items() if k != "sessionUpdate"}
-        elif update["sessionUpdate"] == "tool_call_update" and call_id in cards:
-            cards[call_id].update({k: v for k, v in update.items() if k != "sessionUpdate" and v is not None})
-    return cards
 
 
 def _texts(card: dict[str, Any]) -> list[str]:
@@ -78,7 +66,7 @@ async def test_each_call_of_a_program_gets_its_own_card_under_the_program_s(
     for update in updates:
         if str(update.get("toolCallId", "")).startswith("p1:code:") and "_meta" in update:
             assert update["_meta"]["parentToolCallId"] == "p1", update
-    cards = _fold(updates)
+    cards = fold_cards(updates)
     program = cards["p1"]
     assert program["status"] == "completed"
     assert program["kind"] == "execute"
@@ -139,7 +127,9 @@ async def test_the_program_card_lists_its_calls_live_with_their_status(
     assert sub_start["_meta"]["terminal_info"]["terminal_id"] == "p1:code:1"
     assert sub_start["_meta"]["parentToolCallId"] == "p1"
     assert await prompt == "end_turn"
-    assert _texts(_fold(bridge.updates(session_id))["p1"])[1] == "1 tool call:\n1. ✓ echo started; sleep 1"
+    assert (
+        _texts(fold_cards(bridge.updates(session_id))["p1"])[1] == "1 tool call:\n1. ✓ echo started; sleep 1"
+    )
 
 
 async def test_a_rejected_sub_call_raises_in_the_program_which_decides(
@@ -158,7 +148,7 @@ try {
     session_id = await bridge.new_session(workspace)
     assert await bridge.prompt(session_id, "try") == "end_turn"
     assert (workspace / "a.txt").read_text() == "alpha\n"
-    cards = _fold(bridge.updates(session_id))
+    cards = fold_cards(bridge.updates(session_id))
     assert cards["p1:code:1"]["status"] == "failed"
     assert cards["p1"]["status"] == "completed"
     assert "1. ✗ Edit a.txt (failed)" in _texts(cards["p1"])[1]
@@ -186,7 +176,7 @@ async def test_cancel_stops_the_program_and_every_running_sub_call(
     await bridge.conn.cancel(session_id=session_id)
     assert await asyncio.wait_for(prompt, 5) == "cancelled"
     assert time.monotonic() - started < 2
-    cards = _fold(bridge.updates(session_id))
+    cards = fold_cards(bridge.updates(session_id))
     assert cards["p1"]["status"] == "failed"
     assert cards["p1:code:1"]["status"] == "failed"
     assert "1. ✗ sleep 30 (failed)" in _texts(cards["p1"])[1]
@@ -203,14 +193,14 @@ async def test_session_load_replays_a_program_and_its_sub_calls_exactly_as_live(
     await live.initialize()
     session_id = await live.new_session(workspace)
     assert await live.prompt(session_id, "merge them") == "end_turn"
-    live_cards = _fold(live.updates(session_id))
+    live_cards = fold_cards(live.updates(session_id))
     await live.stop()
     assert "Allowed: " in str(live_cards["p1:code:4"]["_meta"])  # the edit's card shows what allowed it
 
     again = await bridges("--state-dir", str(state), "--mode", "accept_edits", model=script)
     await again.initialize()
     await again.conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
-    replayed_cards = _fold(again.updates(session_id))
+    replayed_cards = fold_cards(again.updates(session_id))
     assert set(replayed_cards) == {"p1", "p1:code:1", "p1:code:2", "p1:code:3", "p1:code:4"}
     for call_id, card in live_cards.items():
         assert replayed_cards[call_id] == card, call_id
@@ -226,7 +216,7 @@ async def test_code_mode_only_leaves_the_model_run_code_alone(
     await bridge.initialize()
     session_id = await bridge.new_session(workspace)
     assert await bridge.prompt(session_id, "read") == "end_turn"
-    cards = _fold(bridge.updates(session_id))
+    cards = fold_cards(bridge.updates(session_id))
     assert cards["r1"]["status"] == "failed"
     assert "reachable only from a program" in str(cards["r1"]["rawOutput"])
     assert cards["p1"]["status"] == "completed"

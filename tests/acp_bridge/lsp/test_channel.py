@@ -22,8 +22,7 @@ from acp_bridge.lsp.options import EditorFeatures, LspOptions
 from acp_bridge.permissions import PolicyConfig, SessionPermissions
 from registry_core import ToolResult, text
 from registry_core.presentation import FileLocation, GenericCallView, TerminalCallView
-
-from .lsp_fakes import FakeDocuments, FakeTransport
+from tests.support.lsp_fakes import FakeDocuments, FakeTransport
 
 FULL = EditorFeatures(
     work_done_progress=True,

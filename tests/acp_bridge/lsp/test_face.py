@@ -22,9 +22,8 @@ from acp_bridge.models.base import StepComplete, StepEvent, StepRequest, ToolCal
 from acp_bridge.permissions import PolicyConfig
 from acp_bridge.sessions import CoreConfig, SessionManager
 from presenters import build_tools
-
-from .bridge_tools import tools as bridge_tools
-from .lsp_fakes import FakeTransport
+from tests.support.bridge_tools import tools as bridge_tools
+from tests.support.lsp_fakes import FakeTransport
 
 NEOVIM = client_capabilities("neovim@v0.11.0")  # showMessage, showDocument, progress, applyEdit
 

@@ -6,12 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import copy
 import json
 import subprocess
-import sys
-from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,234 +17,20 @@ import pytest
 from acp.schema import SessionNotification
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
-from pytest_lsp import LanguageClient, client_capabilities, make_test_lsp_client
+from pytest_lsp import client_capabilities
+
+from tests.support.lsp_editor import (
+    BARE,
+    CONSOLE_SCRIPT,
+    SERVER,
+    TIMEOUT,
+    VSCODE,
+    call,
+    editor,
+    write_turns,
+)
 
 pytestmark = pytest.mark.slow
-
-SERVER = [sys.executable, "-m", "acp_bridge", "lsp"]
-CONSOLE_SCRIPT = [str(Path(sys.executable).with_name("acp-bridge")), "lsp"]  # what editors configure
-NEOVIM = client_capabilities("neovim@v0.11.0")  # showMessage, showDocument, progress, applyEdit (`changes`)
-VSCODE = client_capabilities("visual-studio-code")  # + documentChanges, create, change annotations
-BARE = types.ClientCapabilities()
-TIMEOUT = 20.0
-
-
-def _utf16(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
-
-
-def _offset(text: str, position: types.Position) -> int:
-    lines = text.splitlines(keepends=True)
-    before = sum(len(line) for line in lines[: position.line])
-    line = lines[position.line] if position.line < len(lines) else ""
-    units = index = 0
-    while units < position.character and index < len(line):
-        units += _utf16(line[index])
-        index += 1
-    return before + index
-
-
-def _apply_text_edits(text: str, edits: Sequence[Any]) -> str:
-    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
-        text = text[: _offset(text, edit.range.start)] + edit.new_text + text[_offset(text, edit.range.end) :]
-    return text
-
-
-@dataclass
-class Editor:
-    """The editor side of one connection: what the server sent, and how the "user" answers."""
-
-    client: LanguageClient
-    workspace: Path
-    updates: list[dict[str, Any]] = field(default_factory=list)  # raw acpBridge/sessionUpdate params
-    answers: list[str | None] = field(default_factory=list)  # showMessageRequest answers, in order
-    asked: list[types.ShowMessageRequestParams] = field(default_factory=list)
-    # The titles of the progresses begun when each question arrived (what the editor could show by then).
-    begun_when_asked: list[list[str]] = field(default_factory=list)
-    edits: list[types.ApplyWorkspaceEditParams] = field(default_factory=list)
-    disk_when_asked: list[dict[str, str]] = field(default_factory=list)
-    refuse_edits: str | None = None  # a failure reason: the "user" declines every edit
-    initialized: types.InitializeResult | None = None
-
-    @property
-    def pid(self) -> int:
-        assert self.client._server is not None
-        return self.client._server.pid
-
-    async def prompt(self, text: str) -> dict[str, Any]:
-        result = await asyncio.wait_for(
-            self.client.workspace_execute_command_async(
-                types.ExecuteCommandParams(command="acpBridge.prompt", arguments=[text])
-            ),
-            TIMEOUT,
-        )
-        return _plain(result)
-
-    async def command(self, name: str, *arguments: Any) -> Any:
-        params = types.ExecuteCommandParams(command=name, arguments=list(arguments))
-        return _plain(await asyncio.wait_for(self.client.workspace_execute_command_async(params), TIMEOUT))
-
-    def cards(self, call_id: str) -> list[dict[str, Any]]:
-        return [
-            p["update"]
-            for p in self.updates
-            if p["update"].get("toolCallId") == call_id
-            and p["update"]["sessionUpdate"].startswith("tool_call")
-        ]
-
-    def final(self, call_id: str) -> dict[str, Any]:
-        (last,) = [c for c in self.cards(call_id) if c.get("status") in ("completed", "failed")]
-        return last
-
-    async def progress_of(self, title_prefix: str) -> list[Any]:
-        """The progress values of the call titled `title_prefix…`, once it ended (the frames may trail the
-        prompt's answer by the token-creation round trip)."""
-
-        def find() -> list[Any] | None:
-            for values in self.client.progress_reports.values():
-                begin = values[0] if values else None
-                if isinstance(begin, types.WorkDoneProgressBegin) and begin.title.startswith(title_prefix):
-                    return values if isinstance(values[-1], types.WorkDoneProgressEnd) else None
-            return None
-
-        await self.wait_for(lambda: find() is not None, f"the progress of {title_prefix!r} to end")
-        values = find()
-        assert values is not None
-        return values
-
-    async def wait_for(self, condition: Any, what: str) -> None:
-        for _ in range(int(TIMEOUT / 0.02)):
-            if condition():
-                return
-            await asyncio.sleep(0.02)
-        raise AssertionError(f"timed out waiting for {what}")
-
-
-def _plain(value: Any) -> Any:
-    """pygls hands unknown JSON objects back as namedtuples; compare them as plain data."""
-    if hasattr(value, "_asdict"):
-        return {key: _plain(item) for key, item in value._asdict().items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(item) for item in value]
-    return value
-
-
-def _script(tmp_path: Path, turns: list[dict[str, Any]]) -> Path:
-    path = tmp_path / "script.json"
-    path.write_text(json.dumps({"turns": turns}))
-    return path
-
-
-def _client(editor_box: list[Editor]) -> LanguageClient:
-    client = make_test_lsp_client()
-    original = client.protocol.structure_message
-
-    def recording(data: dict[str, Any]) -> Any:
-        # Nested objects arrive here first and stay plain dicts; keep the exact JSON of our notification.
-        if isinstance(data, dict) and data.get("method") == "acpBridge/sessionUpdate" and editor_box:
-            editor_box[0].updates.append(copy.deepcopy(data["params"]))
-        return original(data)
-
-    client.protocol.structure_message = recording  # type: ignore[method-assign]
-
-    @client.feature("acpBridge/sessionUpdate")
-    def session_update(_ls: LanguageClient, _params: Any) -> None:
-        return None
-
-    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-    def ask(_ls: LanguageClient, params: types.ShowMessageRequestParams) -> types.MessageActionItem | None:
-        editor = editor_box[0]
-        editor.asked.append(params)
-        editor.begun_when_asked.append(
-            [
-                values[0].title
-                for values in _ls.progress_reports.values()
-                if values and isinstance(values[0], types.WorkDoneProgressBegin)
-            ]
-        )
-        answer = editor.answers.pop(0) if editor.answers else None
-        return types.MessageActionItem(title=answer) if answer is not None else None
-
-    @client.feature(types.WORKSPACE_APPLY_EDIT)
-    def apply_edit(
-        _ls: LanguageClient, params: types.ApplyWorkspaceEditParams
-    ) -> types.ApplyWorkspaceEditResult:
-        editor = editor_box[0]
-        editor.edits.append(params)
-        editor.disk_when_asked.append(
-            {p.name: p.read_text() for p in editor.workspace.iterdir() if p.is_file()}
-        )
-        if editor.refuse_edits is not None:
-            return types.ApplyWorkspaceEditResult(applied=False, failure_reason=editor.refuse_edits)
-        # Apply to the buffer, and "save" it, as a user would before the next command.
-        for uri, text_edits in (params.edit.changes or {}).items():
-            path = Path(uri.removeprefix("file://"))
-            path.write_text(_apply_text_edits(path.read_text(), text_edits))
-        for change in params.edit.document_changes or ():
-            if isinstance(change, types.CreateFile):
-                Path(change.uri.removeprefix("file://")).touch()
-            elif isinstance(change, types.TextDocumentEdit):
-                path = Path(change.text_document.uri.removeprefix("file://"))
-                path.write_text(_apply_text_edits(path.read_text(), change.edits))
-        return types.ApplyWorkspaceEditResult(applied=True)
-
-    return client
-
-
-@contextlib.asynccontextmanager
-async def editor(
-    tmp_path: Path,
-    turns: list[dict[str, Any]],
-    *,
-    capabilities: types.ClientCapabilities = NEOVIM,
-    options: dict[str, Any] | None = None,
-    args: Sequence[str] = (),
-    command: Sequence[str] = SERVER,
-) -> AsyncIterator[Editor]:
-    workspace = tmp_path / "ws"
-    workspace.mkdir(exist_ok=True)
-    box: list[Editor] = []
-    client = _client(box)
-    await client.start_io(*command, "--model", f"scripted:{_script(tmp_path, turns)}", *args)
-    box.append(Editor(client, workspace))
-    try:
-        box[0].initialized = await asyncio.wait_for(
-            client.initialize_session(
-                types.InitializeParams(
-                    capabilities=capabilities,
-                    root_uri=(tmp_path / "elsewhere").as_uri(),
-                    workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
-                    initialization_options=options,
-                )
-            ),
-            TIMEOUT,
-        )
-        yield box[0]
-        # Whatever a test did, every acpBridge/sessionUpdate it received is a valid ACP notification.
-        for params in box[0].updates:
-            SessionNotification.model_validate(params)
-    finally:
-        await _stop(client)
-
-
-async def _stop(client: LanguageClient) -> None:
-    process = client._server
-    if process is not None and process.returncode is None:
-        with contextlib.suppress(Exception):
-            await asyncio.wait_for(client.shutdown_session(), 5)
-        if process.returncode is None:
-            if process.stdin is not None:
-                process.stdin.close()
-            try:
-                await asyncio.wait_for(process.wait(), 5)
-            except TimeoutError:
-                process.kill()
-                await process.wait()
-    await client.stop()
-
-
-def _call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
-    return {"id": call_id, "name": name, "arguments": arguments}
 
 
 def _children(pid: int) -> list[psutil.Process]:
@@ -272,7 +55,7 @@ def _alive(processes: Sequence[psutil.Process]) -> list[psutil.Process]:
 
 
 async def test_initialize_advertises_the_commands_and_the_first_folder_is_the_cwd(tmp_path: Path) -> None:
-    turns = [{"steps": [{"tool_calls": [_call("r1", "read", file_path="notes.txt")]}, {"text": "ok"}]}]
+    turns = [{"steps": [{"tool_calls": [call("r1", "read", file_path="notes.txt")]}, {"text": "ok"}]}]
     (tmp_path / "ws").mkdir()
     (tmp_path / "ws" / "notes.txt").write_text("hello\n")
     async with editor(tmp_path, turns, command=CONSOLE_SCRIPT) as ed:
@@ -309,15 +92,11 @@ async def test_every_session_update_is_a_valid_acp_session_notification(tmp_path
     turns = [
         {
             "steps": [
-                {"thought": "plan", "text": "Working.", "tool_calls": [_call("r", "read", file_path="a.py")]},
-                {
-                    "tool_calls": [
-                        _call("e", "edit", file_path="a.py", old_string="x = 1", new_string="x = 2")
-                    ]
-                },
-                {"tool_calls": [_call("b", "bash", command="echo out; exit 3")]},
-                {"tool_calls": [_call("t", "todo_write", todos=[{"content": "fix", "status": "pending"}])]},
-                {"tool_calls": [_call("bad", "read", file_path="missing.txt")]},
+                {"thought": "plan", "text": "Working.", "tool_calls": [call("r", "read", file_path="a.py")]},
+                {"tool_calls": [call("e", "edit", file_path="a.py", old_string="x = 1", new_string="x = 2")]},
+                {"tool_calls": [call("b", "bash", command="echo out; exit 3")]},
+                {"tool_calls": [call("t", "todo_write", todos=[{"content": "fix", "status": "pending"}])]},
+                {"tool_calls": [call("bad", "read", file_path="missing.txt")]},
                 {"text": "Done."},
             ]
         }
@@ -349,8 +128,8 @@ async def test_each_tool_call_is_one_progress_with_live_output_lines(
     turns = [
         {
             "steps": [
-                {"tool_calls": [_call("b1", "bash", command=command)]},
-                {"tool_calls": [_call("r1", "read", file_path="nope.txt")]},
+                {"tool_calls": [call("b1", "bash", command=command)]},
+                {"tool_calls": [call("r1", "read", file_path="nope.txt")]},
                 {"text": "done"},
             ]
         }
@@ -376,9 +155,9 @@ async def test_reject_fails_the_call_and_always_allow_is_not_asked_again(tmp_pat
     turns = [
         {
             "steps": [
-                {"tool_calls": [_call("b1", "bash", command="echo first > first.txt")]},
-                {"tool_calls": [_call("b2", "bash", command="python3 -c pass")]},
-                {"tool_calls": [_call("b3", "bash", command="python3 -c pass")]},
+                {"tool_calls": [call("b1", "bash", command="echo first > first.txt")]},
+                {"tool_calls": [call("b2", "bash", command="python3 -c pass")]},
+                {"tool_calls": [call("b3", "bash", command="python3 -c pass")]},
                 {"text": "done"},
             ]
         }
@@ -410,7 +189,7 @@ async def test_reject_fails_the_call_and_always_allow_is_not_asked_again(tmp_pat
 
 
 async def test_the_approval_question_comes_after_its_calls_progress_began(tmp_path: Path) -> None:
-    turns = [{"steps": [{"tool_calls": [_call("b1", "bash", command="touch asked.txt")]}, {"text": "ok"}]}]
+    turns = [{"steps": [{"tool_calls": [call("b1", "bash", command="touch asked.txt")]}, {"text": "ok"}]}]
     async with editor(tmp_path, turns) as ed:
         ed.answers = ["Allow once"]
         await ed.prompt("go")
@@ -422,7 +201,7 @@ async def test_the_approval_question_comes_after_its_calls_progress_began(tmp_pa
 
 
 async def test_a_dismissed_question_rejects(tmp_path: Path) -> None:
-    turns = [{"steps": [{"tool_calls": [_call("b1", "bash", command="touch x")]}, {"text": "done"}]}]
+    turns = [{"steps": [{"tool_calls": [call("b1", "bash", command="touch x")]}, {"text": "done"}]}]
     async with editor(tmp_path, turns) as ed:
         ed.answers = [None]
         await ed.prompt("go")
@@ -433,8 +212,8 @@ async def test_without_window_capabilities_calls_that_ask_are_denied_visibly(tmp
     turns = [
         {
             "steps": [
-                {"tool_calls": [_call("b1", "bash", command="touch made.txt")]},
-                {"tool_calls": [_call("w1", "write", file_path="new.txt", content="hi\n")]},
+                {"tool_calls": [call("b1", "bash", command="touch made.txt")]},
+                {"tool_calls": [call("w1", "write", file_path="new.txt", content="hi\n")]},
                 {"text": "done"},
             ]
         }
@@ -456,7 +235,7 @@ async def test_without_window_capabilities_calls_that_ask_are_denied_visibly(tmp
 
 async def test_a_denial_for_want_of_a_prompt_shows_in_the_progress(tmp_path: Path) -> None:
     # Emacs 29's eglot advertises progress but not window.showMessage.
-    turns = [{"steps": [{"tool_calls": [_call("b1", "bash", command="touch made.txt")]}, {"text": "done"}]}]
+    turns = [{"steps": [{"tool_calls": [call("b1", "bash", command="touch made.txt")]}, {"text": "done"}]}]
     async with editor(tmp_path, turns, capabilities=client_capabilities("emacs")) as ed:
         await ed.prompt("go")
         end = (await ed.progress_of("touch made.txt"))[-1]
@@ -475,7 +254,7 @@ async def test_follow_shows_the_file_at_the_line_without_focus(tmp_path: Path) -
     (tmp_path / "ws").mkdir()
     (tmp_path / "ws" / "long.txt").write_text("".join(f"line {n}\n" for n in range(1, 40)))
     turns = [
-        {"steps": [{"tool_calls": [_call("r1", "read", file_path="long.txt", offset=12)]}, {"text": "ok"}]}
+        {"steps": [{"tool_calls": [call("r1", "read", file_path="long.txt", offset=12)]}, {"text": "ok"}]}
     ]
     async with editor(tmp_path, turns, options={"follow": True}) as ed:
         await ed.prompt("look")
@@ -497,10 +276,10 @@ async def test_an_edit_is_exactly_one_workspace_edit_and_disk_waits_for_the_edit
             "steps": [
                 {
                     "tool_calls": [
-                        _call("e1", "edit", file_path="app.py", old_string="return 1", new_string="return 2")
+                        call("e1", "edit", file_path="app.py", old_string="return 1", new_string="return 2")
                     ]
                 },
-                {"tool_calls": [_call("b1", "bash", command="python3 app.py")]},
+                {"tool_calls": [call("b1", "bash", command="python3 app.py")]},
                 {"text": "done"},
             ]
         }
@@ -531,8 +310,8 @@ async def test_document_changes_carry_an_annotation_and_a_refused_edit_fails_wit
     turns = [
         {
             "steps": [
-                {"tool_calls": [_call("e1", "edit", file_path="a.txt", old_string="old", new_string="new")]},
-                {"tool_calls": [_call("w1", "write", file_path="b.txt", content="created\n")]},
+                {"tool_calls": [call("e1", "edit", file_path="a.txt", old_string="old", new_string="new")]},
+                {"tool_calls": [call("w1", "write", file_path="b.txt", content="created\n")]},
                 {"text": "done"},
             ]
         }
@@ -561,7 +340,7 @@ async def test_apply_edits_in_editor_off_writes_on_disk(tmp_path: Path) -> None:
     turns = [
         {
             "steps": [
-                {"tool_calls": [_call("e1", "edit", file_path="a.txt", old_string="old", new_string="new")]},
+                {"tool_calls": [call("e1", "edit", file_path="a.txt", old_string="old", new_string="new")]},
                 {},
             ]
         }
@@ -577,7 +356,7 @@ async def test_apply_edits_in_editor_off_writes_on_disk(tmp_path: Path) -> None:
 
 
 async def test_cancel_stops_a_running_command_and_its_process(tmp_path: Path) -> None:
-    turns = [{"steps": [{"tool_calls": [_call("b1", "bash", command="sleep 30")]}, {"text": "never"}]}]
+    turns = [{"steps": [{"tool_calls": [call("b1", "bash", command="sleep 30")]}, {"text": "never"}]}]
     async with editor(tmp_path, turns, args=["--allow-tool", "bash"]) as ed:
         prompt = asyncio.ensure_future(ed.prompt("wait"))
         await ed.wait_for(lambda: any(p.name() == "sleep" for p in _children(ed.pid)), "sleep to start")
@@ -593,7 +372,7 @@ async def test_cancel_stops_a_running_command_and_its_process(tmp_path: Path) ->
 
 
 async def test_a_second_prompt_is_refused_and_a_new_session_starts_fresh(tmp_path: Path) -> None:
-    turns = [{"steps": [{"tool_calls": [_call("b1", "bash", command="sleep 30")]}, {"text": "first"}]}]
+    turns = [{"steps": [{"tool_calls": [call("b1", "bash", command="sleep 30")]}, {"text": "first"}]}]
     async with editor(tmp_path, turns, args=["--allow-tool", "bash"]) as ed:
         running = asyncio.ensure_future(ed.prompt("one"))
         await ed.wait_for(lambda: ed.cards("b1"), "the first prompt's call")
@@ -619,7 +398,7 @@ async def test_a_second_prompt_is_refused_and_a_new_session_starts_fresh(tmp_pat
 
 
 async def test_shutdown_during_a_command_leaves_no_process(tmp_path: Path) -> None:
-    turns = [{"steps": [{"tool_calls": [_call("b1", "bash", command="sleep 30 & sleep 30")]}, {"text": "x"}]}]
+    turns = [{"steps": [{"tool_calls": [call("b1", "bash", command="sleep 30 & sleep 30")]}, {"text": "x"}]}]
     async with editor(tmp_path, turns, args=["--allow-tool", "bash"]) as ed:
         prompt = asyncio.ensure_future(ed.prompt("wait"))
         await ed.wait_for(
@@ -634,7 +413,7 @@ async def test_shutdown_during_a_command_leaves_no_process(tmp_path: Path) -> No
 
 
 async def test_closed_stdin_cancels_everything_and_exits(tmp_path: Path) -> None:
-    turns = [{"steps": [{"tool_calls": [_call("b1", "bash", command="sleep 30")]}, {"text": "x"}]}]
+    turns = [{"steps": [{"tool_calls": [call("b1", "bash", command="sleep 30")]}, {"text": "x"}]}]
     async with editor(tmp_path, turns, args=["--allow-tool", "bash"]) as ed:
         prompt = asyncio.ensure_future(ed.prompt("wait"))
         await ed.wait_for(lambda: any(p.name() == "sleep" for p in _children(ed.pid)), "sleep to start")
@@ -649,7 +428,7 @@ async def test_closed_stdin_cancels_everything_and_exits(tmp_path: Path) -> None
 
 
 async def test_sigterm_cancels_everything_and_exits(tmp_path: Path) -> None:
-    turns = [{"steps": [{"tool_calls": [_call("b1", "bash", command="sleep 30")]}, {"text": "x"}]}]
+    turns = [{"steps": [{"tool_calls": [call("b1", "bash", command="sleep 30")]}, {"text": "x"}]}]
     async with editor(tmp_path, turns, args=["--allow-tool", "bash"]) as ed:
         prompt = asyncio.ensure_future(ed.prompt("wait"))
         await ed.wait_for(lambda: any(p.name() == "sleep" for p in _children(ed.pid)), "sleep to start")
@@ -698,7 +477,7 @@ def test_stdin_from_a_file_and_every_stdout_byte_is_a_frame(tmp_path: Path) -> N
     )
     with requests.open("rb") as stdin:
         done = subprocess.run(
-            [*SERVER, "--model", f"scripted:{_script(tmp_path, [])}"],
+            [*SERVER, "--model", f"scripted:{write_turns(tmp_path, [])}"],
             stdin=stdin,
             capture_output=True,
             timeout=TIMEOUT,

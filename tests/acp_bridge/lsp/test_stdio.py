@@ -12,7 +12,7 @@ import pytest
 
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def frame(message: dict[str, object]) -> bytes:
@@ -34,7 +34,7 @@ def test_output_while_setting_up_never_reaches_the_lsp_stream(tmp_path: Path) ->
         + frame({"jsonrpc": "2.0", "method": "exit"})
     )
     done = subprocess.run(
-        [sys.executable, "-m", "acp_bridge", "lsp", "--extra-tools", "tests.acp_bridge.noisy_tools:tools"],
+        [sys.executable, "-m", "acp_bridge", "lsp", "--extra-tools", "tests.support.noisy_tools:tools"],
         input=requests,
         capture_output=True,
         cwd=ROOT,

@@ -13,9 +13,8 @@ from acp_bridge import mapping
 from acp_bridge.lsp.approval import build_question
 from acp_bridge.permissions import PolicyConfig, SessionPermissions
 from registry_core.presentation import TerminalCallView
-
-from .bridge_harness import RecordingClient, selected, write_script
-from .conftest import StartBridge
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import RecordingClient, selected, write_script
 
 CWD = "/work/proj"
 CTX = mapping.WireContext(cwd=CWD)

@@ -1,5 +1,5 @@
 """MCP servers through the bridge as an editor sees it: `acp-bridge serve` as a real subprocess over real
-pipes, driven by the ACP SDK's client (tests/acp_bridge/bridge_harness.py), with the workbench MCP server
+pipes, driven by the ACP SDK's client (tests/support/bridge_harness.py), with the workbench MCP server
 (servers/workbench.py) passed in `session/new` or configured with `--mcp-config`."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import psutil
 from acp import schema
 from pydantic import TypeAdapter
 
-from ..bridge_harness import Bridge, RecordingClient, selected, write_script
-from ..conftest import StartBridge
-from ..test_bridge_store import _fold
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import Bridge, RecordingClient, fold_cards, selected, write_script
+
 from .conftest import REPO, WORKBENCH, workbench_stdio
 
 
@@ -75,7 +75,7 @@ async def test_an_mcp_call_renders_asks_and_replays_as_it_looked_live(
     assert question["toolCall"]["title"] == 'bench: echo (message="hello from the editor")'
     assert '"message": "hello from the editor"' in question["toolCall"]["content"][0]["content"]["text"]
     assert "allow_always_server" in [o["optionId"] for o in question["options"]]
-    live_cards = _fold(live.updates(session_id))
+    live_cards = fold_cards(live.updates(session_id))
     echo, refs = live_cards["m1"], live_cards["m2"]
     assert (echo["status"], echo["kind"]) == ("completed", "read")
     # The note says what allowed the call; then the server's content.
@@ -93,7 +93,7 @@ async def test_an_mcp_call_renders_asks_and_replays_as_it_looked_live(
     await again.initialize()
     # Replayed without the server: the cards come from the stored results alone.
     await again.conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
-    replayed = _fold(again.updates(session_id))
+    replayed = fold_cards(again.updates(session_id))
     assert replayed["m1"] == echo
     assert replayed["m2"] == refs
 
@@ -111,7 +111,7 @@ async def test_servers_from_mcp_config_start_in_every_session_and_stop_with_it(
     await bridge.initialize()
     session_id = await bridge.new_session(workspace)
     assert await bridge.prompt(session_id, "go", within=60) == "end_turn"
-    card = _fold(bridge.updates(session_id))["c1"]
+    card = fold_cards(bridge.updates(session_id))["c1"]
     assert card["status"] == "completed" and card["content"][0]["content"]["text"] == "Echo: configured"
     assert not bridge.client.permission_requests  # --allow-tool names an MCP tool like any other
     (process,) = workbench_processes(bridge)
@@ -153,7 +153,7 @@ async def test_a_servers_question_reaches_the_editor_as_acp_elicitation(
     assert (asked["mode"]["sessionId"], asked["mode"]["toolCallId"]) == (session_id, "q1")
     (frame,) = [f for f in bridge.frames if f.get("method") == "elicitation/create"]
     TypeAdapter(schema.CreateElicitationRequest).validate_python(frame["params"])  # ACP's own shape
-    card = _fold(bridge.updates(session_id))["q1"]
+    card = fold_cards(bridge.updates(session_id))["q1"]
     assert card["status"] == "completed"
     assert "elicited: accept {'name': 'Grace'}" in str(card["content"])
 

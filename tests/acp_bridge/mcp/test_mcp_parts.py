@@ -335,7 +335,7 @@ def test_mcp_tools_ask_and_always_covers_the_tool_or_the_server() -> None:
 
 def test_only_the_client_and_its_transport_import_the_sdk() -> None:
     """The rest of the bridge stays importable (and fast to start) without the MCP SDK."""
-    from ..test_core_boundaries import REPO, imports_of
+    from tests.support.source_imports import REPO, imports_of
 
     sdk = ("mcp", "mcp_types", "httpx2")  # anyio is the core's own (cancel scopes), not the SDK's
     users = {

@@ -23,8 +23,7 @@ from acp_bridge.models.catalog import (
     Price,
     known_model,
 )
-
-from ..fake_openai_server import FakeOpenAIServer
+from tests.support.fake_openai_server import FakeOpenAIServer
 
 
 @pytest.fixture

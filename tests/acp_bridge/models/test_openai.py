@@ -32,8 +32,8 @@ from acp_bridge.models import (
     load_backend,
 )
 from acp_bridge.models.openai import _retry_after_seconds
-
-from .fake_openai_server import SSE, Disconnect, FakeOpenAIServer, HTTPError, chat, chat_chunks
+from tests.support import fake_openai_server
+from tests.support.fake_openai_server import SSE, Disconnect, FakeOpenAIServer, HTTPError, chat, chat_chunks
 
 API_KEY = "sk-test-secret-0123456789"
 READ_TOOL = ToolSpec(
@@ -673,7 +673,7 @@ async def test_fake_server_runs_as_a_process_with_a_script_and_a_request_log(tmp
         json.dumps([{"status": 500, "message": "first fails"}, {"chat": {"text": "from a process"}}])
     )
     port_file, log_file = tmp_path / "port", tmp_path / "requests.jsonl"
-    server_py = Path(__file__).with_name("fake_openai_server.py")
+    server_py = Path(fake_openai_server.__file__)
     process = await asyncio.create_subprocess_exec(
         *[sys.executable, str(server_py), "--script", str(script), "--port-file", str(port_file)],
         *["--requests-log", str(log_file)],

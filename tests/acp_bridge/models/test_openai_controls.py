@@ -12,8 +12,7 @@ import pytest
 
 from acp_bridge import credentials
 from acp_bridge.models import ModelError, OpenAIBackend, StepComplete, StepRequest, UserMessage, load_backend
-
-from ..fake_openai_server import FakeOpenAIServer, chat
+from tests.support.fake_openai_server import FakeOpenAIServer, chat
 
 KEY_VARS = ("ACP_BRIDGE_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_API_KEY")
 

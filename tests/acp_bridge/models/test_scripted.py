@@ -417,5 +417,5 @@ def test_the_offline_path_does_not_import_httpx() -> None:
         "import sys; from acp_bridge.models import load_backend; load_backend('scripted'); "
         "sys.exit('httpx' in sys.modules)"
     )
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     assert subprocess.run([sys.executable, "-c", code], cwd=root, timeout=30).returncode == 0

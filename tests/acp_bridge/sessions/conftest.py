@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from ..bridge_harness import Bridge, RecordingClient
-from ..conftest import StartBridge
-from ..fake_openai_server import FakeOpenAIServer
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import Bridge, RecordingClient
+from tests.support.fake_openai_server import FakeOpenAIServer
 
 NO_KEYS = {"ACP_BRIDGE_API_KEY": "", "DEEPSEEK_API_KEY": "", "OPENAI_API_KEY": ""}
 

@@ -15,8 +15,8 @@ import pytest
 from acp import schema
 from acp.exceptions import RequestError
 
-from ..bridge_harness import Bridge, write_script
-from ..conftest import StartBridge
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import Bridge, write_script
 
 
 def _exists(path: Path) -> bool:

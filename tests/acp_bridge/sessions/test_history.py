@@ -11,9 +11,8 @@ import pytest
 from acp.exceptions import RequestError
 
 from acp_bridge.state_dir import default_state_dir
-
-from ..bridge_harness import write_script
-from ..conftest import StartBridge
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import write_script
 
 
 def _absent(path: Path) -> bool:

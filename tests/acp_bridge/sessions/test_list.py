@@ -13,9 +13,8 @@ import pytest
 from acp.exceptions import RequestError
 
 from acp_bridge.session_index import PAGE_SIZE
-
-from ..bridge_harness import write_script
-from ..conftest import StartBridge
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import write_script
 
 BASE_NS = 1_700_000_000 * 10**9
 

@@ -15,8 +15,7 @@ from acp_bridge.lsp.options import EditorFeatures, LspOptions
 from acp_bridge.models import ScriptedBackend, parse_script
 from acp_bridge.sessions import SessionManager
 from presenters import build_tools
-
-from ..lsp_fakes import FakeDocuments, FakeTransport
+from tests.support.lsp_fakes import FakeDocuments, FakeTransport
 
 ASK = {"id": "q1", "name": "ask_user", "arguments": {"question": "Which branch?", "options": ["main", "dev"]}}
 FEATURES = EditorFeatures(show_message_request=True)

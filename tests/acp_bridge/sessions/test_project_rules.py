@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from acp.exceptions import RequestError
 
-from ..bridge_harness import Bridge, RecordingClient, selected, write_script
-from ..conftest import StartBridge
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import Bridge, RecordingClient, selected, write_script
+
 from .conftest import text_of
 
 

@@ -13,10 +13,10 @@ import pytest
 from acp.exceptions import RequestError
 
 from acp_bridge.prompt_blocks import CONTEXT_BUDGET_BYTES
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import Bridge, write_script
+from tests.support.fake_openai_server import FakeOpenAIServer, chat
 
-from ..bridge_harness import Bridge, write_script
-from ..conftest import StartBridge
-from ..fake_openai_server import FakeOpenAIServer, chat
 from .conftest import openai_bridge, sent_messages, text_of, write_png
 
 

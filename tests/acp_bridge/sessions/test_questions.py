@@ -8,9 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..bridge_harness import Bridge, RecordingClient, selected, write_script
-from ..conftest import StartBridge
-from ..fake_openai_server import FakeOpenAIServer, chat
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import Bridge, RecordingClient, selected, write_script
+from tests.support.fake_openai_server import FakeOpenAIServer, chat
+
 from .conftest import openai_bridge, sent_messages
 
 

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from acp.exceptions import RequestError
 
-from ..bridge_harness import RecordingClient, selected
-from ..conftest import StartBridge
-from ..fake_openai_server import FakeOpenAIServer, chat
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import RecordingClient, selected
+from tests.support.fake_openai_server import FakeOpenAIServer, chat
+
 from .conftest import openai_bridge, sent_messages
 
 CONVERSATION_UPDATES = {"user_message_chunk", "agent_message_chunk", "agent_thought_chunk", "tool_call"}

@@ -9,9 +9,10 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from ..bridge_harness import Bridge, RecordingClient, write_script
-from ..conftest import StartBridge
-from ..fake_openai_server import FakeOpenAIServer, chat
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import Bridge, RecordingClient, write_script
+from tests.support.fake_openai_server import FakeOpenAIServer, chat
+
 from .conftest import openai_bridge, sent_messages, text_of
 
 
