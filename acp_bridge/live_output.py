@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable
+from typing import Protocol
 
 DELTA_BYTES = 8 * 1024
 # The most characters one delta frame carries: even if JSON escaping grew every one sixfold (control
@@ -40,21 +41,36 @@ _KEEP_WHEN_DROPPING = 1024 * 1024
 SendFrame = Callable[[str, str], None]
 
 
+class Timer(Protocol):
+    def cancel(self) -> None: ...
+
+
+class Clock(Protocol):
+    """The time and the timers the frames are paced by: the running event loop, or a test's own clock,
+    which the test advances by hand instead of waiting for the frames to fall due."""
+
+    def time(self) -> float: ...
+
+    def call_later(self, delay: float, callback: Callable[[], object], /) -> Timer: ...
+
+
 class LiveOutput:
     """Coalesces one call's output chunks into frames. Create it on the event loop's thread."""
 
-    def __init__(self, send: SendFrame, *, deltas: bool, backlog: Callable[[], int]) -> None:
+    def __init__(
+        self, send: SendFrame, *, deltas: bool, backlog: Callable[[], int], clock: Clock | None = None
+    ) -> None:
         self._send = send
         self._deltas = deltas
         self._backlog = backlog
-        self._loop = asyncio.get_running_loop()
+        self._clock: Clock = clock if clock is not None else asyncio.get_running_loop()
         # Deltas: the output not sent yet. Tail frames: nothing is buffered, `_dirty` says a frame is due.
         self._unsent: deque[str] = deque()
         self._unsent_size = 0
         self._dirty = False
         self._tail: deque[str] = deque()
         self._tail_size = 0
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: Timer | None = None
         self._last_frame = 0.0
         self._closed = False
         self.frames = 0
@@ -82,9 +98,9 @@ class LiveOutput:
         if self._timer is None:
             interval = DELTA_INTERVAL if self._deltas else TAIL_INTERVAL
             delay = (
-                max(0.0, self._last_frame + interval - self._loop.time()) if not self._deltas else interval
+                max(0.0, self._last_frame + interval - self._clock.time()) if not self._deltas else interval
             )
-            self._timer = self._loop.call_later(delay, self._on_timer)
+            self._timer = self._clock.call_later(delay, self._on_timer)
 
     def tail(self) -> str:
         """The last lines of the output so far (at most `TAIL_LINES` lines and `TAIL_CHARS` characters,
@@ -110,7 +126,7 @@ class LiveOutput:
         if self._closed or not (self._unsent if self._deltas else self._dirty):
             return
         if self._congested():
-            self._timer = self._loop.call_later(DELTA_INTERVAL, self._on_timer)
+            self._timer = self._clock.call_later(DELTA_INTERVAL, self._on_timer)
             return
         self._flush()
 
@@ -120,7 +136,7 @@ class LiveOutput:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        self._last_frame = self._loop.time()
+        self._last_frame = self._clock.time()
         if not self._deltas:
             self._dirty = False
             self.frames += 1
@@ -143,7 +159,7 @@ class LiveOutput:
             self.frames += 1
             self._send("".join(piece), "")
         if self._unsent and not final:
-            self._timer = self._loop.call_later(DELTA_INTERVAL, self._on_timer)
+            self._timer = self._clock.call_later(DELTA_INTERVAL, self._on_timer)
 
     def _drop_oldest(self) -> None:
         text = "".join(self._unsent)

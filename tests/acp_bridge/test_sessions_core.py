@@ -26,7 +26,7 @@ from acp_bridge.models import (
 )
 from acp_bridge.sessions import CoreConfig, SessionManager
 from registry_core import ToolDefinition
-from tests.support.bridge_tools import tools
+from tests.support.bridge_tools import Starts, tools
 
 
 class FakeChannel:
@@ -65,13 +65,16 @@ class FakeChannel:
 
 
 def _manager(
-    channel: FakeChannel, *steps: dict[str, Any], allow: tuple[str, ...] = ("nap",)
+    channel: FakeChannel,
+    *steps: dict[str, Any],
+    allow: tuple[str, ...] = ("nap",),
+    starts: Starts | None = None,
 ) -> SessionManager:
     from acp_bridge.permissions import PolicyConfig
 
     backend = ScriptedBackend(parse_script({"turns": [{"steps": list(steps)}]}))
     config = CoreConfig(policy=PolicyConfig(allow_tools=frozenset(allow)))
-    return SessionManager(channel, backend, tools(), config)
+    return SessionManager(channel, backend, tools(starts), config)
 
 
 TEXT = [{"type": "text", "text": "go"}]
@@ -100,32 +103,34 @@ async def test_an_ask_goes_to_the_channel_and_a_reject_fails_the_card(tmp_path: 
 
 
 async def test_busy_unknown_and_relative_are_refused_with_typed_errors(tmp_path: Path) -> None:
-    channel = FakeChannel()
-    manager = _manager(channel, {"tool_calls": [{"id": "n1", "name": "nap", "arguments": {"seconds": 0.3}}]})
+    channel, starts = FakeChannel(), Starts()
+    nap = {"id": "n1", "name": "nap", "arguments": {"seconds": 0.3}}
+    manager = _manager(channel, {"tool_calls": [nap]}, starts=starts)
     with pytest.raises(InvalidParams):
         manager.new_session("relative")
     with pytest.raises(ResourceNotFound):
         manager.get("sess_nope")
     session = manager.new_session(str(tmp_path))
     first = asyncio.ensure_future(session.prompt(TEXT))
-    await asyncio.sleep(0.05)
+    assert await starts.next() == "n1"
     with pytest.raises(InvalidRequest):
         await session.prompt(TEXT)
     assert await first == "end_turn"
 
 
 async def test_cancel_and_shutdown_stop_the_turn(tmp_path: Path) -> None:
-    channel = FakeChannel()
-    manager = _manager(channel, {"tool_calls": [{"id": "n1", "name": "nap", "arguments": {"seconds": 30}}]})
+    channel, starts = FakeChannel(), Starts()
+    nap = {"id": "n1", "name": "nap", "arguments": {"seconds": 30}}
+    manager = _manager(channel, {"tool_calls": [nap]}, starts=starts)
     session = manager.new_session(str(tmp_path))
     running = asyncio.ensure_future(session.prompt(TEXT))
-    await asyncio.sleep(0.05)
+    assert await starts.next() == "n1"
     manager.cancel(session.id)
     assert await asyncio.wait_for(running, 1) == "cancelled"
     assert channel.statuses("n1")[-1] == "failed"
     again = manager.new_session(str(tmp_path))
     running = asyncio.ensure_future(again.prompt(TEXT))
-    await asyncio.sleep(0.05)
+    assert await starts.next() == "n1"
     await asyncio.wait_for(manager.shutdown(), 2)
     assert running.done()
     with pytest.raises(InvalidRequest):
@@ -188,13 +193,23 @@ def _turns_manager(
     recorder: ListRecorder | None = None,
     extra: Sequence[ToolDefinition] = (),
     backend: Any = None,
+    starts: Starts | None = None,
 ) -> SessionManager:
     from acp_bridge.permissions import PolicyConfig
 
     if backend is None:
         backend = ScriptedBackend(parse_script({"turns": [{"steps": steps} for steps in turns]}))
     config = CoreConfig(policy=PolicyConfig(allow_tools=frozenset(allow)))
-    return SessionManager(channel, backend, [*tools(), *extra], config, recorder=recorder)
+    return SessionManager(channel, backend, [*tools(starts), *extra], config, recorder=recorder)
+
+
+async def _other_tasks_ended(within: float) -> None:
+    """Wait (at most `within` seconds) until every task of the loop but the test's own has ended: a turn
+    abandoned by its prompt, and its tools, run on as tasks of their own."""
+    others = asyncio.all_tasks() - {asyncio.current_task()}
+    if others:
+        _, running = await asyncio.wait(others, timeout=within)
+        assert not running, f"still running after {within} s: {running}"
 
 
 def _completions(channel: FakeChannel, call_id: str, after: int = 0) -> list[dict[str, Any]]:
@@ -212,10 +227,11 @@ async def test_an_abandoned_turns_late_result_never_completes_the_next_turns_car
     channel = FakeChannel()
     stuck = {"id": "x1", "name": "stubborn", "arguments": {"seconds": 0.5}}
     fresh = {"id": "x1", "name": "nap", "arguments": {"seconds": 1.0, "label": "fresh"}}
-    manager = _turns_manager(channel, [], backend=StepsBackend([[[stuck]], [[fresh]]]))
+    starts = Starts()
+    manager = _turns_manager(channel, [], backend=StepsBackend([[[stuck]], [[fresh]]]), starts=starts)
     session = manager.new_session(str(tmp_path))
     first = asyncio.ensure_future(session.prompt(TEXT))
-    await asyncio.sleep(0.05)
+    assert await starts.next() == "x1"
     session.cancel()
     assert await asyncio.wait_for(first, 1) == "cancelled"  # abandoned: `stubborn` still runs
     mark = len(channel.updates)
@@ -235,14 +251,15 @@ async def test_a_call_closed_unfinished_is_logged_so_a_reload_shows_and_tells_th
     channel = FakeChannel()
     recorder = ListRecorder()
     stuck = {"id": "x1", "name": "stubborn", "arguments": {"seconds": 0.4}}
-    manager = _turns_manager(channel, [[{"tool_calls": [stuck]}]], recorder=recorder)
+    starts = Starts()
+    manager = _turns_manager(channel, [[{"tool_calls": [stuck]}]], recorder=recorder, starts=starts)
     session = manager.new_session(str(tmp_path))
     running = asyncio.ensure_future(session.prompt(TEXT))
-    await asyncio.sleep(0.05)
+    assert await starts.next() == "x1"
     session.cancel()
     assert await asyncio.wait_for(running, 1) == "cancelled"
     (live,) = _completions(channel, "x1")
-    await asyncio.sleep(0.5)  # the abandoned tool ends: nothing more is logged for it
+    await _other_tasks_ended(within=3)  # the abandoned turn ended: nothing more is logged for it
     assert [e["type"] for e in recorder.logs[session.id][1]] == ["user", "assistant", "tool/result"]
 
     replayed = FakeChannel()
@@ -260,10 +277,12 @@ async def test_a_nested_call_never_moves_or_borrows_the_card_of_a_top_level_call
 
     channel = FakeChannel(lambda call: PermissionOutcome("selected", "reject_once"))
     nap = {"id": "n1", "name": "nap", "arguments": {"seconds": 0.3, "label": "outer"}}
-    manager = _turns_manager(channel, [[{"tool_calls": [nap]}, {"text": "ok"}]], allow=("nap",))
+    starts = Starts()
+    steps = [{"tool_calls": [nap]}, {"text": "ok"}]
+    manager = _turns_manager(channel, [steps], allow=("nap",), starts=starts)
     session = manager.new_session(str(tmp_path))
     running = asyncio.ensure_future(session.prompt(TEXT))
-    await asyncio.sleep(0.05)
+    assert await starts.next() == "n1"
     turn = session.turn
     assert turn is not None
     # A composite tool's nested call, asking (stubborn is not allowed), under the outer call's id.

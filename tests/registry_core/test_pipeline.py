@@ -438,10 +438,12 @@ async def test_each_call_times_out_at_its_own_deadline_when_they_overlap() -> No
     """The shared timer re-arms for an earlier deadline that arrives later, and for the next one after
     it fires (the behaviour a timer per call had)."""
     finished: dict[str, float] = {}
+    started: dict[str, asyncio.Event] = {"late": asyncio.Event(), "early": asyncio.Event()}
     loop = asyncio.get_running_loop()
     start = loop.time()
 
     async def body(args: Any, ctx: ToolRunContext) -> Any:
+        started[ctx.call_id].set()
         try:
             await asyncio.sleep(30)
         finally:
@@ -451,7 +453,7 @@ async def test_each_call_times_out_at_its_own_deadline_when_they_overlap() -> No
     registry.register(raw_tool("slow", body, timeout_ms=400))
     registry.register(raw_tool("quick", body, timeout_ms=50))
     late = asyncio.create_task(registry.execute(call("slow", call_id="late")))
-    await asyncio.sleep(0.01)
+    await asyncio.wait_for(started["late"].wait(), 2)  # its deadline is armed before the earlier one
     early = await registry.execute(call("quick", call_id="early"))
     assert isinstance(early, ToolFailure) and early.error.code == TIMEOUT
     assert finished["early"] < 0.3 and "late" not in finished
@@ -583,12 +585,14 @@ async def test_post_execute_sees_body_failures_and_failing_listeners_fail_the_ca
 )
 async def test_finalize_content_runs_exactly_once_for_every_outcome(outcome: str) -> None:
     calls: list[tuple[str, bool]] = []
+    started = asyncio.Event()
 
     def finalize(ex: ToolExecution, result: ToolExecutionResult) -> Any:
         calls.append((ex.call_id, result.is_error))
         return (TextBlock(f"final:{result.is_error}"),)
 
     async def body(args: Any, ctx: ToolRunContext) -> Any:
+        started.set()
         if outcome == "throws":
             raise RuntimeError("x")
         if outcome in ("cancelled", "timeout"):
@@ -615,7 +619,7 @@ async def test_finalize_content_runs_exactly_once_for_every_outcome(outcome: str
     args: Any = "not json" if outcome == "invalid_args" else {}
     task = asyncio.create_task(registry.execute(call(args=args, signal=controller.signal)))
     if outcome == "cancelled":
-        await asyncio.sleep(0.02)
+        await asyncio.wait_for(started.wait(), 2)
         controller.cancel()
     result = await asyncio.wait_for(task, 2)
     assert len(calls) == 1

@@ -5,11 +5,16 @@
 - `chatter`: a terminal card that reports `chunks` chunks of `size` characters as live progress (coalescing);
 - `explode`: its presenter raises (a generic card must still appear and the turn go on);
 - `stubborn`: ignores cancellation for `seconds` (the bridge must still answer a cancel promptly).
+
+A test that runs them in process passes `Starts` to `tools()` and awaits `starts.next()` to know a call's body
+is running, instead of sleeping and hoping it is.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -25,6 +30,34 @@ from registry_core import (
     ToolRunContext,
     define_tool,
 )
+
+
+class Starts:
+    """The call ids of the test tools' bodies as each begins, in order."""
+
+    def __init__(self) -> None:
+        self._started: asyncio.Queue[str] = asyncio.Queue()
+
+    def record(self, call_id: str) -> None:
+        self._started.put_nowait(call_id)
+
+    async def next(self, within: float = 5.0) -> str:
+        """The id of the next call whose body began (waiting at most `within` seconds for it)."""
+        return await asyncio.wait_for(self._started.get(), within)
+
+
+Body = Callable[[Any, ToolRunContext], Awaitable[str]]
+
+
+def _announced(body: Body, starts: Starts | None) -> Body:
+    if starts is None:
+        return body
+
+    async def run(args: Any, ctx: ToolRunContext) -> str:
+        starts.record(ctx.call_id)
+        return await body(args, ctx)
+
+    return run
 
 
 class NapArgs(BaseModel):
@@ -79,14 +112,14 @@ def _boom(args: ExplodeArgs) -> GenericCallView:
     raise RuntimeError("presenter bug")
 
 
-def tools() -> list[ToolDefinition]:
+def tools(starts: Starts | None = None) -> list[ToolDefinition]:
     return [
         define_tool(
             name="nap",
             description="Sleep a while.",
             parameters=NapArgs,
             output=Output(str, render=lambda args, value: value),
-            execute=_nap,
+            execute=_announced(_nap, starts),
             concurrency_safe=True,
             present_call=lambda args: GenericCallView(title=f"Nap {args.label}", kind="other"),
         ),
@@ -95,7 +128,7 @@ def tools() -> list[ToolDefinition]:
             description="Print a lot.",
             parameters=ChatterArgs,
             output=Output(str, render=lambda args, value: value),
-            execute=_chatter,
+            execute=_announced(_chatter, starts),
             present_call=lambda args: TerminalCallView(title=f"chatter {args.chunks}x{args.size}"),
             present_result=lambda args, result: TerminalResultView(output="(done)", exit_code=0),
         ),
@@ -104,7 +137,7 @@ def tools() -> list[ToolDefinition]:
             description="A tool whose card presenter fails.",
             parameters=ExplodeArgs,
             output=Output(str, render=lambda args, value: value),
-            execute=_explode,
+            execute=_announced(_explode, starts),
             present_call=_boom,
         ),
         define_tool(
@@ -112,6 +145,6 @@ def tools() -> list[ToolDefinition]:
             description="Ignores cancellation.",
             parameters=NapArgs,
             output=Output(str, render=lambda args, value: value),
-            execute=_stubborn,
+            execute=_announced(_stubborn, starts),
         ),
     ]
