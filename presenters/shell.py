@@ -198,6 +198,20 @@ async def _stop(command: Command, exited: asyncio.Future[int]) -> None:
         await asyncio.wait([exited], timeout=2.0)
 
 
+async def _stop_unwatched(
+    command: Command, spawn: asyncio.Future[asyncio.subprocess.Process]
+) -> None:
+    """Cancelled before the command's output was being read: stop whatever the spawn started (its
+    processes are the command's, whether or not the shell's pid was known yet) and reap the shell."""
+    try:
+        proc = await asyncio.shield(spawn)
+    except (OSError, asyncio.CancelledError):
+        return  # nothing started, or the spawn itself was cancelled: no process to stop
+    command.started(proc.pid)
+    exited = asyncio.ensure_future(proc.wait())
+    await asyncio.shield(_stop(command, exited))
+
+
 def _being_cancelled() -> bool:
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
@@ -253,28 +267,42 @@ def bash_tool(*, spill_dir: str | None = None) -> ToolDefinition:
         try:
             # Our own pipe, not asyncio's: asyncio's `wait()` would also wait for the pipe to close,
             # which a background process can keep open forever; here exit and EOF are separate events.
-            proc = await asyncio.create_subprocess_exec(
-                "bash",
-                "-c",
-                args.command,
-                cwd=workdir,
-                stdin=subprocess.DEVNULL,
-                stdout=write_fd,
-                stderr=write_fd,
-                env=command.environment(),
-                start_new_session=True,  # its own session and process group
+            spawn = asyncio.ensure_future(
+                asyncio.create_subprocess_exec(
+                    "bash",
+                    "-c",
+                    args.command,
+                    cwd=workdir,
+                    stdin=subprocess.DEVNULL,
+                    stdout=write_fd,
+                    stderr=write_fd,
+                    env=command.environment(),
+                    start_new_session=True,  # its own session and process group
+                )
             )
+            # Shielded: a cancel that lands while the process is being started must still find (and
+            # stop) it; an unshielded await would drop the process object and leave the command running.
+            proc = await asyncio.shield(spawn)
         except OSError as exc:
             os.close(read_fd)
             raise os_error(exc, "bash", "run") from None
+        except asyncio.CancelledError:
+            os.close(read_fd)
+            await _stop_unwatched(command, spawn)
+            raise
         finally:
             os.close(write_fd)  # the children hold the only write ends: EOF comes when they are gone
         command.started(proc.pid)
         capture = _Capture(scratch.path if scratch is not None else lambda: spill_dir)
         stdout = asyncio.StreamReader(limit=2 * CHUNK)
-        transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(stdout), os.fdopen(read_fd, "rb", buffering=0)
-        )
+        try:
+            transport, _ = await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(stdout), os.fdopen(read_fd, "rb", buffering=0)
+            )
+        except asyncio.CancelledError:
+            capture.close()
+            await _stop_unwatched(command, spawn)
+            raise
         exited = asyncio.ensure_future(proc.wait())
         reader = asyncio.ensure_future(_pump(stdout, capture, ctx))
         timed_out = holders = False
