@@ -42,6 +42,8 @@ export interface AgentView {
   model?: string;
   /** The model is the bridge's offline demo script: canned answers, not a language model. */
   demo?: boolean;
+  /** What the demo does, whatever the user types (shown in the welcome). */
+  demoNote?: string;
   /** How to choose another model, in words (shown with the demo label). */
   modelHint?: string;
 }

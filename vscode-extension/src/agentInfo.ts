@@ -18,22 +18,22 @@ export const DEMO_HINT = 'To use a real model, set acp.bridgeArgs to ["--model",
 
 export function describeAgent(spec: AgentSpec, info: AgentIdentity | undefined, configOptions: readonly SessionConfigOption[] = []): AgentView {
   const view: AgentView = { title: info?.title || info?.name || spec.name, version: info?.version };
-  const option = configOptions.find((o) => o.category === "model" && o.type === "select");
-  if (option && option.type === "select") {
-    const values = option.options.flatMap((o) => ("options" in o ? o.options : [o]));
-    view.model = values.find((v) => v.value === option.currentValue)?.name ?? option.currentValue;
-    return view;
-  }
   const isBridge = info?.name === "acp-bridge" || (spec.args.includes("acp_bridge") && spec.args.includes("serve"));
-  if (!isBridge) return view;
-  const model = bridgeModel(spec.args);
-  if (model === "scripted") return { ...view, model: "offline demo script (canned answers, no AI model)", demo: true, modelHint: DEMO_HINT };
-  if (model.startsWith("scripted:")) {
-    const file = model.slice("scripted:".length).split("/").pop();
-    return { ...view, model: `scripted replies from ${file} (no AI model)`, demo: true, modelHint: DEMO_HINT };
+  const option = configOptions.find((o): o is Extract<SessionConfigOption, { type: "select" }> => o.category === "model" && o.type === "select");
+  // The model's id: the agent's model option when it has one (newer bridges do), else the bridge's --model.
+  const id = option ? option.currentValue : isBridge ? bridgeModel(spec.args) : undefined;
+  if (id === undefined) return view;
+  const named = option?.options.flatMap((o) => ("options" in o ? o.options : [o])).find((v) => v.value === id)?.name;
+  if (isBridge && (id === "scripted" || id === "scripted:demo")) {
+    const demoNote = "Whatever you type, it plays the same script: it reads notes.md, edits app.py and runs it, files your workspace may not have. It shows how cards, approvals and diffs look.";
+    return { ...view, model: "offline demo script (canned answers, no AI model)", demo: true, demoNote, modelHint: DEMO_HINT };
   }
-  if (model.startsWith("openai:")) return { ...view, model: model.slice("openai:".length) };
-  return { ...view, model };
+  if (isBridge && id.startsWith("scripted:")) {
+    const file = id.slice("scripted:".length).split("/").pop();
+    return { ...view, model: `scripted replies from ${file} (no AI model)`, demo: true, demoNote: `Whatever you type, it replays the steps written in ${file}.`, modelHint: DEMO_HINT };
+  }
+  if (isBridge && id.startsWith("openai:")) return { ...view, model: id.slice("openai:".length) };
+  return { ...view, model: named ?? id };
 }
 
 /** The bridge's `--model` value among `serve` arguments (`--model X` or `--model=X`), else its default. */

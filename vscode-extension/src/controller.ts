@@ -73,6 +73,8 @@ export class SessionController implements vscode.Disposable {
         if (card && label) void d.archive.recordAnswer(s.sessionId, card.toolCallId, { label, kind, feedback: event.feedback });
       }
       if (event.type === "turnEnded" && s.sessionId && d.archive && this.conn?.canResumeSession) void d.archive.saveView(s.sessionId, s);
+      // The agent switched model itself (e.g. a slash command): the header's model follows.
+      if (event.type === "update" && event.update.sessionUpdate === "config_option_update" && this.conn) this.describe(this.conn, s.configOptions);
     });
   }
 

@@ -30,7 +30,9 @@ export function renderHeader(el: HTMLElement, s: SessionState): void {
     ),
   );
   const parts: HTMLElement[] = [row1];
-  if (s.agent?.model) parts.push(h("div", { class: "model-line" }, h("span", { class: "model-label" }, "Model: "), h("span", { class: "model-name" }, s.agent.model)));
+  // The model in words, unless a model picker below already names it (a demo is always said so).
+  const picker = s.configOptions.some((o) => o.category === "model" && o.type === "select");
+  if (s.agent?.model && (!picker || s.agent.demo)) parts.push(h("div", { class: "model-line" }, h("span", { class: "model-label" }, "Model: "), h("span", { class: "model-name", title: s.agent.model }, s.agent.model)));
   const pickers = h("div", { class: "header-row pickers" });
   if (s.modes && s.modes.availableModes.length > 0) {
     const modes = s.modes;

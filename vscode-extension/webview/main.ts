@@ -35,7 +35,7 @@ const persist = () => saveUiState({ draft: composer.textarea.value, collapsed: O
 const header = h("header", { id: "header" });
 const welcome = h("section", { id: "welcome", "aria-label": "Welcome", hidden: true });
 const timelineEl = h("main", { id: "timeline", "aria-label": "Conversation" });
-const jump = h("button", { id: "jump-newest", class: "secondary", hidden: true, onclick: () => follower.follow() }, "↓ Newest");
+const jump = h("button", { id: "jump-newest", class: "secondary", hidden: true, title: "Scroll to the newest and follow the conversation again", onclick: () => follower.follow() }, "↓ Back to the newest");
 const approvalBar = h("section", { id: "approval-bar", "aria-label": "Pending approval", hidden: true });
 const planEl = h("section", { id: "plan", "aria-label": "Plan", hidden: true });
 const announcer = h("div", { class: "sr-only", "aria-live": "assertive" });

@@ -1,7 +1,8 @@
 /**
  * The first-run welcome, shown while the conversation is empty: what the agent is, which model runs,
- * and, when that model is the bridge's offline demo script, that its answers are canned (its first
- * prompt reads notes.md and edits app.py, files the workspace may not have) and how to pick a real one.
+ * and, when that model is a script (the bridge's offline demo, or a script file), that its answers are
+ * canned and what it does (the demo reads notes.md and edits app.py, files the workspace may not have),
+ * and how to pick a real one.
  */
 import type { SessionState } from "../shared/state";
 import { h } from "./dom";
@@ -27,7 +28,7 @@ export function renderWelcome(el: HTMLElement, s: SessionState): void {
         "p",
         { class: "welcome-demo" },
         h("strong", {}, "This is a demo, not an AI model. "),
-        "Whatever you type, it plays a fixed script: it reads notes.md, edits app.py and runs it, files your workspace may not have. It shows how cards, approvals and diffs look.",
+        agent.demoNote ?? "",
       ),
     );
     if (agent.modelHint) parts.push(h("p", {}, agent.modelHint));

@@ -126,6 +126,11 @@ function viewAction(page: Page, label: string): Locator {
   return page.locator(`.action-label[aria-label^='${label}']`).filter({ visible: true }).first();
 }
 
+/** The side bar alone (the Agent view), for the README's pictures (artifacts/shots/readme-*.png). */
+async function sidebarShot(page: Page, name: string): Promise<void> {
+  await page.locator(".part.sidebar").first().screenshot({ path: shot(`readme-${name}`) });
+}
+
 const toasts = (page: Page, text: string) => page.locator(".notifications-toasts .notification-list-item", { hasText: text });
 
 const server = new CodeServer();
@@ -179,12 +184,15 @@ describe("Agent view in code-server against the real bridge", () => {
       );
       for (const f of fits) assert.ok(f.left >= 0 && f.right <= f.width, `${f.id} fits in a ${width} px side bar: ${JSON.stringify(f)}`);
       await page.screenshot({ path: shot(`e2e-01-crash-${width}px`) });
+      if (width === 240) await sidebarShot(page, "crash-240px");
     }
     await setSidebarWidth(page, 320);
     // Fixing the setting is enough: the agent restarts by itself.
     await editUserSettings(page, server.settingsFile, server.settingsWith(workingBridgeSettings()));
     await view.locator(".conn-status", { hasText: "ready" }).waitFor({ timeout: 60_000 });
     assert.equal(await banner.count(), 0);
+    // VS Code cannot close an error notification for us: the user dismisses the stale one.
+    await runCommand(page, "Notifications: Clear All Notifications");
   });
 
   it("reads, edits (approved by keyboard in the card) and runs a command (approved in the notification)", async () => {
@@ -200,6 +208,7 @@ describe("Agent view in code-server against the real bridge", () => {
     // First run: the welcome says which model runs, and that it is a demo script.
     assert.match((await view.locator("#welcome").textContent()) ?? "", /not an AI model/);
     await page.screenshot({ path: shot("e2e-02-welcome") });
+    await sidebarShot(page, "welcome");
     await page.keyboard.press("Enter");
 
     // The edit asks first: the question is inside the card, with the diff visible, and in a notification.
@@ -212,8 +221,16 @@ describe("Agent view in code-server against the real bridge", () => {
     assert.deepEqual(await notificationLinks(editToast), ["Allow once", "Reject", "Review"]);
     assert.equal(await editToast.locator(".monaco-button").count(), 0, "no button to press by accident");
     await page.screenshot({ path: shot("e2e-03-approval") });
+    await editToast.screenshot({ path: shot("readme-notification") });
     const kinds = await edit.locator(".perm-btn").evaluateAll((els) => els.map((e) => e.className));
     assert.equal(kinds.length, 4, `four options: ${kinds.join(", ")}`);
+    // "Always allow" is one disclosure away, not a button beside "Allow once"; Reject stays grey on hover.
+    assert.equal(await edit.locator(".perm-btn.perm-allow_always").isVisible(), false);
+    const hoverBg = async (sel: string) => {
+      await edit.locator(sel).hover();
+      return edit.locator(sel).evaluate((e) => getComputedStyle(e).backgroundColor);
+    };
+    assert.notEqual(await hoverBg(".perm-btn.perm-reject_once"), await hoverBg(".perm-btn.perm-allow_once"), "Reject does not turn primary on hover");
     // Approve by keyboard: focus must not fall to <body>.
     await edit.locator(".perm-btn.perm-allow_once").focus();
     await page.keyboard.press("Enter");
@@ -355,6 +372,7 @@ describe("Agent view in code-server against the real bridge", () => {
     await page.waitForTimeout(300); // let late layout (content-visibility) settle, as a user would see it
     assertInSight(await placement(view, "#card-call_edit13 .permission"), "the pending approval");
     await page.screenshot({ path: shot("e2e-09-approval-in-sight") });
+    await sidebarShot(page, "approval-in-sight");
 
     // Its diff is numbered where the change is: the hunk starts at line 10, the change is at line 13.
     assert.equal(((await edit13.locator(".hunk-head").first().textContent()) ?? "").trim(), "@@ -10,7 +10,8 @@");
@@ -372,6 +390,7 @@ describe("Agent view in code-server against the real bridge", () => {
     await view.locator("#jump-newest:not([hidden])").waitFor({ timeout: 5000 }); // not following any more
     assertInSight({ ...(await placement(view, "#approval-bar .perm-row")), footerTop: Infinity, headerBottom: 0 }, "the pinned approval");
     await page.screenshot({ path: shot("e2e-10-approval-pinned") });
+    await sidebarShot(page, "approval-pinned");
 
     // Review in the diff editor: the whole file, Accept and Reject in its title bar.
     await edit13.locator(".perm-review").click();
@@ -384,6 +403,7 @@ describe("Agent view in code-server against the real bridge", () => {
     assert.ok(modified.includes("line 1") && modified.includes("line 20") && modified.includes("LINE 13") && modified.includes("line 13b"), `the whole file after the edit: ${modified}`);
     assert.match(await activeTabLabel(page), /review/);
     await page.screenshot({ path: shot("e2e-11-review-editor") });
+    await page.locator(".part.editor").first().screenshot({ path: shot("readme-review-editor") });
     await accept.click();
     await edit13.locator(".status-badge", { hasText: "completed" }).waitFor({ timeout: 30_000 });
     await page.locator(".tab", { hasText: "review the agent's edit" }).waitFor({ state: "detached", timeout: 10_000 });
@@ -412,6 +432,8 @@ describe("Agent view in code-server against the real bridge", () => {
     assert.equal(readFileSync(join(WS, "app.txt"), "utf8"), APP);
     await edit13.scrollIntoViewIfNeeded();
     await page.screenshot({ path: shot("e2e-12-undone-and-rejected") });
+    await edit13.screenshot({ path: shot("readme-undone") });
+    await edit3.screenshot({ path: shot("readme-rejected") });
   });
 
   it("reopening the window three times reopens the same conversation; History lists one entry per conversation", async () => {
@@ -423,6 +445,7 @@ describe("Agent view in code-server against the real bridge", () => {
       await view.locator("#card-call_edit13").waitFor({ timeout: 60_000 });
       await view.locator(".conn-status", { hasText: "ready" }).waitFor({ timeout: 30_000 });
       assert.match((await view.locator("#card-call_edit3 .permission.answered").textContent()) ?? "", /Reject: keep it lowercase/, `answers kept after reopening ${i}`);
+      assert.equal(((await view.locator("#card-call_edit3 .status-badge").textContent()) ?? "").trim(), "rejected");
       assert.equal(((await view.locator(".session-title").textContent()) ?? "").trim(), "Capitalise beta in notes.txt and check it");
     }
     await page.screenshot({ path: shot("e2e-13-reopened") });
@@ -432,6 +455,7 @@ describe("Agent view in code-server against the real bridge", () => {
     await page.waitForTimeout(300);
     const labels = await rows.evaluateAll((els) => els.map((e) => (e.querySelector(".label-name")?.textContent ?? e.textContent ?? "").trim()));
     await page.screenshot({ path: shot("e2e-14-history-after-reopening") });
+    await page.locator(".quick-input-widget").screenshot({ path: shot("readme-history") });
     await page.keyboard.press("Escape");
     // The conversation once (the empty session from "New" and the reopened windows add nothing).
     assert.deepEqual(labels, ["Capitalise beta in notes.txt and check it"]);
@@ -450,7 +474,9 @@ describe("Agent view in code-server against the real bridge", () => {
         ...(await view.locator("#card-call_fail .term-out span").evaluateAll(renderedColours)),
       ];
       assert.ok(texts.some((t) => /exit 1/.test(t.label)) && texts.some((t) => /yellow/.test(t.label)) && texts.some((t) => /cyan/.test(t.label)), JSON.stringify(texts));
-      await page.screenshot({ path: shot(`e2e-15-contrast-${theme.includes("Light") ? "light" : theme.includes("High") ? "hc" : "dark"}`) });
+      const themeName = theme.includes("Light") ? "light" : theme.includes("High") ? "hc" : "dark";
+      await page.screenshot({ path: shot(`e2e-15-contrast-${themeName}`) });
+      await view.locator("#card-call_fail").screenshot({ path: shot(`readme-contrast-${themeName}`) });
       for (const t of texts) assert.ok(contrastOf(t) >= 4.5, `${theme}: ${t.label} has ${contrastOf(t).toFixed(2)}:1 (${t.color} on ${t.backgrounds.join(" / ")})`);
     }
   });

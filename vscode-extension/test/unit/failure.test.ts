@@ -58,6 +58,13 @@ describe("which model runs", () => {
     expect(describeAgent({ name: "other", command: "x", args: [] }, { name: "other" }).model).toBeUndefined();
   });
 
+  it("labels the demo from the bridge's own model option too (newer bridges offer one)", () => {
+    const option = (value: string) => ({ id: "model", name: "Model", category: "model", type: "select" as const, currentValue: value, options: [{ value, name: value }] });
+    expect(describeAgent(spec([]), bridge, [option("scripted:demo")])).toMatchObject({ demo: true, model: "offline demo script (canned answers, no AI model)" });
+    expect(describeAgent(spec([]), bridge, [option("scripted:/x/s.json")]).demo).toBe(true);
+    expect(describeAgent(spec([]), bridge, [option("deepseek-chat")]).model).toBe("deepseek-chat");
+  });
+
   it("takes the last --model, as argparse does", () => {
     expect(bridgeModel(["--model", "a", "--model", "b"])).toBe("b");
     expect(bridgeModel(["--log-level", "debug"])).toBe("scripted");
