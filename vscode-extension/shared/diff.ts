@@ -7,6 +7,9 @@ export interface DiffLine {
   text: string;
   oldNo?: number;
   newNo?: number;
+  /** For an added line: how many old lines come before it (for a removed line: new lines). */
+  oldBefore?: number;
+  newBefore?: number;
 }
 export interface Hunk {
   oldStart: number;
@@ -39,8 +42,8 @@ export function diffLines(oldText: string | null | undefined, newText: string): 
   let j = 0;
   const push = (op: DiffLine["op"]) => {
     if (op === " ") out.push({ op, text: a[i]!, oldNo: ++i, newNo: ++j });
-    else if (op === "-") out.push({ op, text: a[i]!, oldNo: ++i });
-    else out.push({ op, text: b[j]!, newNo: ++j });
+    else if (op === "-") out.push({ op, text: a[i]!, oldNo: ++i, newBefore: j });
+    else out.push({ op, text: b[j]!, newNo: ++j, oldBefore: i });
   };
   for (let k = 0; k < pre; k++) push(" ");
   for (const op of mid) push(op);
@@ -48,9 +51,84 @@ export function diffLines(oldText: string | null | undefined, newText: string): 
   return out;
 }
 
-/** Group the edit script into hunks with `context` unchanged lines around each change. */
-export function hunks(oldText: string | null | undefined, newText: string, context = 3): Hunk[] {
+/**
+ * Where a diff block's texts start in the file: line numbers of the first line of `oldText` (in the file
+ * before the edit) and of `newText` (after it). ACP diff blocks may carry excerpts (a hunk and its
+ * context) rather than whole files; their position comes from the card's locations.
+ */
+export interface BlockAnchor {
+  oldStart: number;
+  newStart: number;
+}
+
+/** A content block as far as diffs go (ACP's `ToolCallContent`, or a test's literal). */
+export interface DiffBlockLike {
+  type: string;
+  path?: string;
+  oldText?: string | null;
+  newText?: string;
+}
+
+/**
+ * The anchor of each diff block of a card (undefined for other blocks, or when no line is known).
+ * Agents that send one excerpt per hunk (this project's bridge does) report one location per hunk, in
+ * the same order, whose `line` is the hunk's first changed line in the new file. Blocks and located
+ * locations of the same path are paired in order, only when their counts match. A block whose old text
+ * is null is a new file: its lines are numbered from 1.
+ */
+export function blockAnchors(content: readonly DiffBlockLike[], locations: ReadonlyArray<{ path: string; line?: number | null }>): Array<BlockAnchor | undefined> {
+  const out: Array<BlockAnchor | undefined> = content.map(() => undefined);
+  const byPath = new Map<string, number[]>();
+  content.forEach((c, i) => {
+    if (c.type === "diff" && c.path !== undefined) byPath.set(c.path, [...(byPath.get(c.path) ?? []), i]);
+  });
+  for (const [path, indices] of byPath) {
+    const lines = locations.filter((l) => l.path === path && typeof l.line === "number" && l.line > 0).map((l) => l.line!);
+    const paired = lines.length === indices.length;
+    let delta = 0; // lines added so far by earlier hunks of this file: old = new - delta
+    indices.forEach((i, k) => {
+      const block = content[i]!;
+      const newText = block.newText ?? "";
+      if (block.oldText == null) {
+        out[i] = { oldStart: 0, newStart: 1 };
+        return;
+      }
+      if (!paired) return;
+      const lead = leadingContext(block.oldText, newText);
+      const newStart = Math.max(1, lines[k]! - lead);
+      out[i] = { oldStart: Math.max(1, newStart - delta), newStart };
+      delta += splitLines(newText).length - splitLines(block.oldText).length;
+    });
+  }
+  return out;
+}
+
+/** How many unchanged lines an excerpt starts with. */
+function leadingContext(oldText: string, newText: string): number {
+  const a = splitLines(oldText);
+  const b = splitLines(newText);
+  let n = 0;
+  while (n < a.length && n < b.length && a[n] === b[n]) n++;
+  return n;
+}
+
+/**
+ * Group the edit script into hunks with `context` unchanged lines around each change. With an anchor,
+ * line numbers are the file's (the texts are an excerpt starting at those lines); without one they
+ * count from 1 within the texts.
+ */
+export function hunks(oldText: string | null | undefined, newText: string, context = 3, anchor?: BlockAnchor): Hunk[] {
   const lines = diffLines(oldText, newText);
+  if (anchor) {
+    const oldOffset = Math.max(0, anchor.oldStart - 1);
+    const newOffset = anchor.newStart - 1;
+    for (const l of lines) {
+      if (l.oldNo !== undefined) l.oldNo += oldOffset;
+      if (l.newNo !== undefined) l.newNo += newOffset;
+      if (l.oldBefore !== undefined) l.oldBefore += oldOffset;
+      if (l.newBefore !== undefined) l.newBefore += newOffset;
+    }
+  }
   const changed: number[] = [];
   lines.forEach((l, i) => {
     if (l.op !== " ") changed.push(i);
@@ -74,8 +152,8 @@ function makeHunk(slice: DiffLine[]): Hunk {
   const firstOld = slice.find((l) => l.oldNo !== undefined)?.oldNo;
   const firstNew = slice.find((l) => l.newNo !== undefined)?.newNo;
   // For an empty side, unified diff names the line before the hunk (0 at the start of the file).
-  const oldStart = oldLines === 0 ? (firstNew ?? 1) - 1 : firstOld!;
-  const newStart = newLines === 0 ? (firstOld ?? 1) - 1 : firstNew!;
+  const oldStart = oldLines === 0 ? (slice[0]?.oldBefore ?? 0) : firstOld!;
+  const newStart = newLines === 0 ? (slice[0]?.newBefore ?? 0) : firstNew!;
   return { oldStart, oldLines, newStart, newLines, lines: slice };
 }
 

@@ -10,10 +10,11 @@ import type {
   SessionUpdate,
   ToolCallUpdate,
 } from "./acp";
-import type { ConnectionStatus } from "./state";
+import type { AgentView, ConnectionStatus, FailureView, SessionState } from "./state";
 
 export type SessionEvent =
-  | { type: "connection"; status: ConnectionStatus; agentName: string; error?: string }
+  | { type: "connection"; status: ConnectionStatus; agentName: string; error?: string; failure?: FailureView }
+  | { type: "agentInfo"; agent: AgentView }
   | {
       type: "sessionStarted";
       sessionId: string;
@@ -27,7 +28,13 @@ export type SessionEvent =
   | { type: "turnEnded"; stopReason: string }
   | { type: "turnCancelled" }
   | { type: "permissionRequested"; requestId: string; toolCall: ToolCallUpdate; options: PermissionOption[] }
-  | { type: "permissionResolved"; requestId: string; outcome: string }
+  | { type: "permissionResolved"; requestId: string; outcome: string; feedback?: string }
+  /** An answer given in an earlier window, put back on its card after `session/load` replayed it. */
+  | { type: "answerRestored"; toolCallId: string; label: string; kind?: PermissionOption["kind"]; feedback?: string }
+  /** A resumed session's conversation as the client kept it (`session/resume` replays nothing). */
+  | { type: "viewRestored"; view: SessionState }
+  | { type: "editUndone"; toolCallId: string }
+  | { type: "undoFailed"; toolCallId: string; reason: string }
   | { type: "terminalStarted"; terminalId: string; command: string; cwd?: string }
   | { type: "terminalOutput"; terminalId: string; data: string }
   | { type: "terminalExited"; terminalId: string; exitCode: number | null; signal: string | null }

@@ -19,16 +19,26 @@ export interface EventsMessage {
 export interface FocusPromptMessage {
   type: "focusPrompt";
 }
-export type HostToWebview = SnapshotMessage | EventsMessage | FocusPromptMessage;
+/** Scroll a card into view and focus its first control (the notification's "Show"). */
+export interface RevealCardMessage {
+  type: "revealCard";
+  toolCallId: string;
+}
+export type HostToWebview = SnapshotMessage | EventsMessage | FocusPromptMessage | RevealCardMessage;
 
 // ---- webview → host ----
 export type WebviewToHost =
   | { type: "ready" }
   | { type: "prompt"; text: string }
   | { type: "cancel" }
-  | { type: "permission"; requestId: string; optionId: string }
+  | { type: "permission"; requestId: string; optionId: string; feedback?: string }
   | { type: "openLocation"; path: string; line?: number | null }
-  | { type: "openDiff"; toolCallId: string; index: number }
+  /** `proposed`: the index is into the diffs a failed card kept (`ToolCard.proposed`). */
+  | { type: "openDiff"; toolCallId: string; index: number; proposed?: boolean }
+  | { type: "review"; toolCallId: string }
+  | { type: "undo"; toolCallId: string }
+  | { type: "openSetting"; id: string }
+  | { type: "copy"; text: string }
   | { type: "newSession" }
   | { type: "history" }
   | { type: "restart" }

@@ -16,14 +16,18 @@ import { appendCapped } from "./terminalText";
 export function applyEvent(state: SessionState, event: SessionEvent): Change {
   switch (event.type) {
     case "connection":
-      state.connection = { status: event.status, agentName: event.agentName, error: event.error };
+      state.connection = { status: event.status, agentName: event.agentName, error: event.error, failure: event.failure };
       if (event.status !== "ready") state.running = false;
+      return { header: true };
+    case "agentInfo":
+      state.agent = event.agent;
       return { header: true };
     case "sessionStarted":
       Object.assign(state, {
         sessionId: event.sessionId,
         cwd: event.cwd,
         title: undefined,
+        titleFromAgent: false,
         running: false,
         stopReason: undefined,
         timeline: [],
@@ -41,10 +45,12 @@ export function applyEvent(state: SessionState, event: SessionEvent): Change {
       return applyUpdate(state, event.update);
     case "userPrompt": {
       const id = newItemId(state);
+      const plan = retireFinishedPlan(state);
       state.timeline.push({ type: "user", id, text: event.text, blocks: [] });
+      titleFromPrompt(state, event.text);
       state.running = true;
       state.stopReason = undefined;
-      return { timeline: true, header: true };
+      return { timeline: true, header: true, plan };
     }
     case "turnEnded": {
       state.running = false;
@@ -64,10 +70,41 @@ export function applyEvent(state: SessionState, event: SessionEvent): Change {
       for (const card of Object.values(state.cards)) {
         if (card.permission?.requestId === event.requestId) {
           card.permission.outcome = event.outcome;
+          if (event.feedback) card.permission.feedback = event.feedback;
           return { cards: [card.toolCallId] };
         }
       }
       return {};
+    }
+    case "answerRestored": {
+      const card = state.cards[event.toolCallId];
+      if (!card || card.permission) return {};
+      card.permission = { requestId: `restored:${event.toolCallId}`, options: [], outcome: "restored", label: event.label, kind: event.kind, feedback: event.feedback };
+      return { cards: [card.toolCallId] };
+    }
+    case "viewRestored": {
+      const v = event.view;
+      Object.assign(state, {
+        title: v.title,
+        titleFromAgent: v.titleFromAgent,
+        timeline: v.timeline,
+        cards: v.cards,
+        terminals: v.terminals,
+        plan: v.plan,
+        usage: v.usage,
+        nextItemId: Math.max(state.nextItemId, v.nextItemId),
+        running: false,
+      });
+      // Questions that were open when the view was kept died with that connection.
+      for (const card of Object.values(state.cards)) if (card.permission && card.permission.outcome === undefined) card.permission.outcome = "cancelled";
+      return { reset: true, header: true, plan: true, timeline: true };
+    }
+    case "editUndone":
+    case "undoFailed": {
+      const card = state.cards[event.toolCallId];
+      if (!card) return {};
+      card.undo = event.type === "editUndone" ? { state: "undone" } : { state: "failed", reason: event.reason };
+      return { cards: [card.toolCallId] };
     }
     case "terminalStarted":
       ensureTerminal(state, event.terminalId, event.command, event.cwd);
@@ -120,7 +157,10 @@ function applyUpdate(state: SessionState, update: SessionUpdate): Change {
       state.configOptions = update.configOptions;
       return { header: true };
     case "session_info_update":
-      if (update.title !== undefined) state.title = update.title ?? undefined;
+      if (update.title !== undefined) {
+        state.title = update.title ?? undefined;
+        state.titleFromAgent = true;
+      }
       return { header: true };
     case "usage_update":
       state.usage = { used: update.used, size: update.size };
@@ -157,10 +197,26 @@ function appendChunk(
     addBlock(last, content);
     return { items: [last.id] };
   }
+  const plan = type === "user" ? retireFinishedPlan(state) : false;
   const item = { type, id: newItemId(state), messageId: messageId ?? undefined, text: "", blocks: [] };
   addBlock(item, content);
   state.timeline.push(item);
-  return { timeline: true };
+  if (type === "user") titleFromPrompt(state, item.text);
+  return { timeline: true, plan, header: type === "user" };
+}
+
+/** Until the agent names the session (`session_info_update`), its first prompt does, as in `session/list`. */
+function titleFromPrompt(state: SessionState, text: string): void {
+  if (state.titleFromAgent || state.timeline.filter((i) => i.type === "user").length !== 1) return;
+  const oneLine = text.split(/\s+/).filter(Boolean).join(" ");
+  if (oneLine) state.title = oneLine.length <= 80 ? oneLine : `${oneLine.slice(0, 79)}…`;
+}
+
+/** A plan whose every entry is done leaves the footer when the next prompt starts: it belonged to the last turn. */
+function retireFinishedPlan(state: SessionState): boolean {
+  if (state.plan.length === 0 || state.plan.some((e) => e.status !== "completed")) return false;
+  state.plan = [];
+  return true;
 }
 
 function addBlock(item: { text: string; blocks: ContentBlock[] }, content: ContentBlock): void {
@@ -180,7 +236,12 @@ function upsertCard(state: SessionState, u: ToolCallUpdate & { _meta?: Record<st
   }
   patchCard(card, u, isNew);
   const meta = u._meta ?? undefined;
-  if (meta) change.terminals = applyTerminalMeta(state, card, meta, isNew);
+  if (meta) {
+    const bridge = asRecord(meta.acpBridge);
+    if (typeof bridge?.tool === "string") card.tool = bridge.tool;
+    if (typeof bridge?.note === "string" && bridge.note.trim()) card.note = bridge.note.trim();
+    change.terminals = applyTerminalMeta(state, card, meta, isNew);
+  }
   return change;
 }
 
@@ -190,7 +251,14 @@ function patchCard(card: ToolCard, u: ToolCallUpdate, isNew: boolean): void {
   else if (isNew) card.kind = "other";
   if (u.status != null) card.status = u.status;
   if (u.name != null) card.name = u.name;
-  if (u.content != null) card.content = u.content;
+  if (u.content != null) {
+    // ACP replaces content; a failed edit's update (a rejection) drops the diff, which the card keeps to
+    // show what was proposed and not applied.
+    const diffs = card.content.filter((c) => c.type === "diff");
+    if (diffs.length > 0 && !u.content.some((c) => c.type === "diff")) card.proposed = diffs;
+    else if (u.content.some((c) => c.type === "diff")) card.proposed = undefined;
+    card.content = u.content;
+  }
   if (u.locations != null) card.locations = u.locations;
   if (u.rawInput != null) card.rawInput = u.rawInput;
   if (u.rawOutput != null) card.rawOutput = u.rawOutput;
@@ -206,7 +274,7 @@ function applyTerminalMeta(state: SessionState, card: ToolCard, meta: Record<str
   }
   const out = asRecord(meta.terminal_output);
   if (out && typeof out.terminal_id === "string" && typeof out.data === "string") {
-    appendCapped(ensureTerminal(state, out.terminal_id), out.data, TERMINAL_KEEP_CHARS);
+    appendCapped(ensureTerminal(state, out.terminal_id), withoutNote(out.data, asRecord(meta.acpBridge)?.note), TERMINAL_KEEP_CHARS);
     touched.push(out.terminal_id);
   }
   const exit = asRecord(meta.terminal_exit);
@@ -217,6 +285,17 @@ function applyTerminalMeta(state: SessionState, card: ToolCard, meta: Record<str
     touched.push(exit.terminal_id);
   }
   return touched;
+}
+
+/**
+ * The bridge also writes a card's note (e.g. "Allowed by your rule …") as the last line of the terminal
+ * data, for clients that show only the terminal; this view shows the note on the card, so the terminal
+ * keeps only what the command printed.
+ */
+function withoutNote(data: string, note: unknown): string {
+  if (typeof note !== "string" || !note.trim()) return data;
+  for (const tail of [`${note}\r\n`, `${note}\n`, note]) if (data.endsWith(tail)) return data.slice(0, data.length - tail.length);
+  return data;
 }
 
 function ensureTerminal(state: SessionState, terminalId: string, command?: string, cwd?: string): TerminalView {

@@ -25,7 +25,31 @@ export interface PermissionView {
   options: PermissionOption[];
   /** The chosen optionId, or "cancelled"; absent while the question is open. */
   outcome?: string;
+  /** What the user wrote with a rejection (sent as `_meta.feedback`). */
+  feedback?: string;
+  /** The answer's words when the options are gone (an answer restored after `session/load`). */
+  label?: string;
+  /** The chosen option's kind, when the options are gone. */
+  kind?: PermissionOption["kind"];
 }
+
+/** What the agent is and which model it runs, for the header and the first-run welcome. */
+export interface AgentView {
+  /** The agent's own name (`agentInfo.title`/`name`), else the configured name. */
+  title: string;
+  version?: string;
+  /** The model, when the client knows it (a `model` config option, or the built-in bridge's `--model`). */
+  model?: string;
+  /** The model is the bridge's offline demo script: canned answers, not a language model. */
+  demo?: boolean;
+  /** What the demo does, whatever the user types (shown in the welcome). */
+  demoNote?: string;
+  /** How to choose another model, in words (shown with the demo label). */
+  modelHint?: string;
+}
+
+/** An applied edit the user undid from its card, or tried to. */
+export type UndoView = { state: "undone" } | { state: "failed"; reason: string };
 
 export interface TerminalView {
   terminalId: string;
@@ -51,6 +75,13 @@ export interface ToolCard {
   /** Terminal announced through Zed's `_meta.terminal_info` convention. */
   metaTerminalId?: string;
   permission?: PermissionView;
+  /** The agent's tool name (`_meta.acpBridge.tool`), e.g. `todo_write`. */
+  tool?: string;
+  /** An extra line about the call (`_meta.acpBridge.note`, e.g. which remembered rule allowed it). */
+  note?: string;
+  /** The diffs the card showed before it failed (a rejected edit keeps what was proposed). */
+  proposed?: ToolCallContent[];
+  undo?: UndoView;
 }
 
 export type TimelineItem =
@@ -58,11 +89,28 @@ export type TimelineItem =
   | { type: "tool"; id: string }
   | { type: "notice"; id: string; severity: string; text: string };
 
+/** Why the agent stopped, said so a user can act on it (see src/failure.ts). */
+export interface FailureView {
+  /** A sentence for the view: what happened. */
+  summary: string;
+  /** The same, short and without a subject, for "ACP agent "x" stopped: <reason>". */
+  reason: string;
+  /** The agent's own last words (stderr), kept whole. */
+  cause?: string;
+  /** What to do about it, e.g. the install command. */
+  fix?: string;
+  /** The setting that decides this, offered as a button. */
+  setting?: string;
+}
+
 export interface SessionState {
-  connection: { status: ConnectionStatus; agentName: string; error?: string };
+  connection: { status: ConnectionStatus; agentName: string; error?: string; failure?: FailureView };
+  agent?: AgentView;
   sessionId: string | null;
   cwd?: string;
   title?: string;
+  /** The title came from the agent (`session_info_update`), not from the first prompt. */
+  titleFromAgent?: boolean;
   running: boolean;
   stopReason?: string;
   timeline: TimelineItem[];

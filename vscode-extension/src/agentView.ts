@@ -19,6 +19,8 @@ export class AgentViewProvider implements vscode.WebviewViewProvider, vscode.Dis
   private paused = false;
   private queue: Array<{ event: SessionEvent; t0: number }> = [];
   private flushTimer: NodeJS.Immediate | undefined;
+  /** A focus request made before the view could take it (closed, still loading): sent after the snapshot. */
+  private pendingFocus: HostToWebview | undefined;
   private readonly subscriptions: vscode.Disposable[] = [];
 
   constructor(
@@ -67,12 +69,16 @@ export class AgentViewProvider implements vscode.WebviewViewProvider, vscode.Dis
   }
 
   post(message: HostToWebview): void {
-    if (this.view && this.ready) void this.view.webview.postMessage(message);
+    if (this.view && this.ready && !this.paused) void this.view.webview.postMessage(message);
+    else if (message.type === "focusPrompt" || message.type === "revealCard") this.pendingFocus = message;
   }
 
   private sendSnapshot(): void {
     this.queue = []; // the snapshot already contains every queued event
     this.post({ type: "snapshot", state: this.store.state });
+    const focus = this.pendingFocus;
+    this.pendingFocus = undefined;
+    if (focus) this.post(focus);
   }
 
   private enqueue(event: SessionEvent, t0: number): void {

@@ -27,6 +27,11 @@ export function selectedAgentName(): string {
   return vscode.workspace.getConfiguration(SECTION).get<string>("agent") || DEFAULT_AGENT;
 }
 
+/** The built-in bridge (`acp.pythonCommand -m acp_bridge serve`), not an `acp.agents` entry of that name. */
+export function isBuiltinAgent(name: string): boolean {
+  return name === DEFAULT_AGENT && !readAgents().some((a) => a.name === name);
+}
+
 export function followAlongDefault(): boolean {
   return vscode.workspace.getConfiguration(SECTION).get<boolean>("followAlong", true);
 }

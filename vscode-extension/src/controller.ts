@@ -1,18 +1,43 @@
 /**
  * SessionController: owns the agent process and the current session, and turns user actions (from the
  * webview, commands and notifications) into ACP calls and SessionEvents. It is the only place that
- * knows which connection and which session are current; a crash drops both and offers a restart.
+ * knows which connection and which session are current.
+ *
+ * Opening the view reopens the last conversation of the workspace (`session/resume` when the agent
+ * offers it, with the view the client kept; else `session/load`, which replays it) instead of starting
+ * an empty session each time; a session is remembered as "last" once it has a prompt. A crash drops
+ * the connection and says what to do (src/failure.ts); a restart reopens the conversation.
  */
 import { mkdir } from "node:fs/promises";
 import * as os from "node:os";
 import * as vscode from "vscode";
 import type { SessionNotification } from "../shared/acp";
+import type { SessionState } from "../shared/state";
+import { answerText } from "../shared/cardView";
 import { AgentConnection } from "./acp/connection";
+import type { AgentSpec } from "./acp/agentSpec";
 import type { TerminalManager } from "./acp/terminals";
-import { resolveAgent, selectedAgentName, traceEnabled } from "./config";
+import { describeAgent } from "./agentInfo";
+import { isBuiltinAgent, resolveAgent, selectedAgentName, traceEnabled } from "./config";
+import { describeFailure, failureMessage } from "./failure";
 import { readTextFile, writeTextFile } from "./fsHandlers";
 import type { PermissionBroker } from "./permissions";
+import type { SessionArchive } from "./sessionArchive";
 import type { SessionStore } from "./store";
+
+/** Where "the last conversation" is remembered (a Memento: the workspace's state). */
+export interface KeyValueStore {
+  get<T>(key: string): T | undefined;
+  update(key: string, value: unknown): Thenable<void>;
+}
+
+export interface LastSession {
+  agent: string;
+  sessionId: string;
+  cwd: string;
+}
+
+export const LAST_SESSION_KEY = "acp.lastSession";
 
 export interface ControllerDeps {
   store: SessionStore;
@@ -22,6 +47,10 @@ export interface ControllerDeps {
   version: string;
   /** Where the built-in bridge keeps session logs (`--state-dir`); created on start. None: no history. */
   historyDir?: string;
+  /** Answers and views the client keeps per session (for `session/load` and `session/resume`). */
+  archive?: SessionArchive;
+  /** Remembers the last conversation per workspace, to reopen it. */
+  memory?: KeyValueStore;
 }
 
 export class SessionController implements vscode.Disposable {
@@ -30,8 +59,24 @@ export class SessionController implements vscode.Disposable {
   private session: { id: string; conn: AgentConnection } | undefined;
   private sessionStarting: Promise<string> | undefined;
   private turn: Promise<unknown> | undefined;
+  /** Said to the agent with the next prompt (e.g. that the user undid one of its edits). */
+  private notes: string[] = [];
+  private readonly storeSub: { dispose(): void };
 
-  constructor(private readonly d: ControllerDeps) {}
+  constructor(private readonly d: ControllerDeps) {
+    this.storeSub = d.store.listen((event) => {
+      const s = d.store.state;
+      if (event.type === "permissionResolved" && s.sessionId && d.archive) {
+        const card = Object.values(s.cards).find((c) => c.permission?.requestId === event.requestId);
+        const label = card && answerText({ ...card, permission: { ...card.permission!, feedback: undefined } });
+        const kind = card?.permission?.options.find((o) => o.optionId === event.outcome)?.kind;
+        if (card && label) void d.archive.recordAnswer(s.sessionId, card.toolCallId, { label, kind, feedback: event.feedback });
+      }
+      if (event.type === "turnEnded" && s.sessionId && d.archive && this.conn?.canResumeSession) void d.archive.saveView(s.sessionId, s);
+      // The agent switched model itself (e.g. a slash command): the header's model follows.
+      if (event.type === "update" && event.update.sessionUpdate === "config_option_update" && this.conn) this.describe(this.conn, s.configOptions);
+    });
+  }
 
   get cwd(): string {
     return vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir();
@@ -71,7 +116,7 @@ export class SessionController implements vscode.Disposable {
           trace: traceEnabled() ? (dir, text) => output.append(text.replace(/^(?=.)/gm, `${dir} `)) : undefined,
           onExit: (exit, expected) => {
             output.appendLine(`[acp] ${spec.name} exited (code ${exit.code}, signal ${exit.signal})`);
-            if (!expected && this.conn === conn) this.crashed(spec.name, `exited with code ${exit.code ?? exit.signal}`);
+            if (!expected && this.conn === conn) this.crashed(spec, `exited with code ${exit.code ?? exit.signal}`, exit.stderrTail);
           },
         },
       );
@@ -79,21 +124,25 @@ export class SessionController implements vscode.Disposable {
       const info = conn.init.agentInfo;
       output.appendLine(`[acp] connected to ${info ? `${info.name} ${info.version}` : spec.name}`);
       store.dispatch({ type: "connection", status: "ready", agentName: spec.name });
+      store.dispatch({ type: "agentInfo", agent: describeAgent(spec, info ?? undefined) });
       return conn;
     } catch (err) {
-      this.crashed(spec.name, err instanceof Error ? err.message : String(err));
+      this.crashed(spec, errorText(err));
       throw err;
     }
   }
 
-  private crashed(agentName: string, message: string): void {
+  private crashed(spec: AgentSpec, message: string, stderrTail?: string): void {
     this.conn = undefined;
     this.session = undefined;
     this.d.permissions.cancelAll();
-    this.d.store.dispatch({ type: "connection", status: "crashed", agentName, error: message });
-    void vscode.window.showErrorMessage(`ACP agent "${agentName}" stopped: ${message.split("\n")[0]}`, "Restart", "Show Output").then((pick) => {
-      if (pick === "Restart") void this.restart();
+    const failure = describeFailure({ agentName: spec.name, command: spec.command, builtin: isBuiltinAgent(spec.name), message, stderrTail });
+    this.d.store.dispatch({ type: "connection", status: "crashed", agentName: spec.name, error: message, failure });
+    const actions = [...(failure.setting ? ["Open Setting"] : []), "Restart", "Show Output"];
+    void vscode.window.showErrorMessage(failureMessage(spec.name, failure), ...actions).then((pick) => {
+      if (pick === "Restart") void this.restart().catch(() => undefined);
       if (pick === "Show Output") this.d.output.show(true);
+      if (pick === "Open Setting" && failure.setting) void vscode.commands.executeCommand("workbench.action.openSettings", failure.setting);
     });
   }
 
@@ -109,6 +158,31 @@ export class SessionController implements vscode.Disposable {
     return this.sessionStarting;
   }
 
+  /**
+   * What opening the view does: reopen the workspace's last conversation with this agent if the agent
+   * can, else start a new session. Never a second session when one is open.
+   */
+  async openLastOrNew(): Promise<string> {
+    const conn = await this.connect();
+    if (this.session?.conn === conn) return this.session.id;
+    this.sessionStarting ??= this.reopenOrStart(conn).finally(() => (this.sessionStarting = undefined));
+    return this.sessionStarting;
+  }
+
+  private async reopenOrStart(conn: AgentConnection): Promise<string> {
+    const last = this.d.memory?.get<LastSession>(LAST_SESSION_KEY);
+    if (last && last.agent === conn.spec.name && last.cwd === this.cwd && (conn.canResumeSession || conn.canLoadSession)) {
+      try {
+        await this.reopen(conn, last.sessionId, last.cwd);
+        return last.sessionId;
+      } catch (err) {
+        this.d.output.appendLine(`[acp] could not reopen session ${last.sessionId}: ${errorText(err)}; starting a new one`);
+        await this.d.memory?.update(LAST_SESSION_KEY, undefined);
+      }
+    }
+    return this.startSession(conn);
+  }
+
   private async startSession(conn: AgentConnection): Promise<string> {
     const res = await conn.newSession(this.cwd);
     this.session = { id: res.sessionId, conn };
@@ -120,7 +194,13 @@ export class SessionController implements vscode.Disposable {
       configOptions: res.configOptions,
       canLoadSessions: conn.canLoadSession && conn.canListSessions,
     });
+    this.describe(conn, res.configOptions);
     return res.sessionId;
+  }
+
+  /** The header's agent and model (a session may bring a `model` config option). */
+  private describe(conn: AgentConnection, configOptions: Parameters<typeof describeAgent>[2] | null | undefined): void {
+    if (configOptions?.some((o) => o.category === "model")) this.d.store.dispatch({ type: "agentInfo", agent: describeAgent(conn.spec, conn.init.agentInfo ?? undefined, configOptions) });
   }
 
   async prompt(text: string): Promise<void> {
@@ -132,14 +212,17 @@ export class SessionController implements vscode.Disposable {
     let conn: AgentConnection;
     let sessionId: string;
     try {
-      sessionId = await this.ensureSession();
+      sessionId = await this.openLastOrNew();
       conn = this.session!.conn;
     } catch (err) {
       this.d.store.dispatch({ type: "error", message: `Could not start a session: ${errorText(err)}` });
       return;
     }
     this.d.store.dispatch({ type: "userPrompt", text });
-    const turn = conn.prompt(sessionId, text);
+    void this.remember(conn, sessionId);
+    const notes = this.notes;
+    this.notes = [];
+    const turn = conn.prompt(sessionId, text, notes);
     this.turn = turn.catch(() => undefined);
     try {
       const res = await turn;
@@ -148,6 +231,17 @@ export class SessionController implements vscode.Disposable {
       if (this.session?.conn === conn) this.d.store.dispatch({ type: "error", message: errorText(err) });
       this.d.store.dispatch({ type: "turnEnded", stopReason: "error" });
     }
+  }
+
+  /** Something the agent should hear with the next prompt (it cannot be told between turns). */
+  noteForAgent(text: string): void {
+    this.notes.push(text);
+  }
+
+  /** A session with a prompt is the one to reopen next time (an empty one is not worth reopening). */
+  private async remember(conn: AgentConnection, sessionId: string): Promise<void> {
+    const last: LastSession = { agent: conn.spec.name, sessionId, cwd: this.d.store.state.cwd ?? this.cwd };
+    await this.d.memory?.update(LAST_SESSION_KEY, last);
   }
 
   /** Cancel the running turn: notify the agent, answer open approvals `cancelled`, mark cards. */
@@ -166,6 +260,7 @@ export class SessionController implements vscode.Disposable {
     await this.ensureSession();
   }
 
+  /** A new agent process (settings changed, or it crashed), back in the conversation that was open. */
   async restart(): Promise<void> {
     const old = this.conn;
     this.conn = undefined;
@@ -173,7 +268,12 @@ export class SessionController implements vscode.Disposable {
     this.d.permissions.cancelAll();
     this.d.terminals.disposeAll();
     await old?.dispose();
-    await this.ensureSession();
+    await this.openLastOrNew();
+  }
+
+  /** Whether the agent is not running (never started, stopped or crashed). */
+  get isDown(): boolean {
+    return !this.conn;
   }
 
   async setMode(modeId: string): Promise<void> {
@@ -188,20 +288,56 @@ export class SessionController implements vscode.Disposable {
     if (!s) return;
     const res = await s.conn.setConfigOption(s.id, configId, value);
     this.d.store.dispatch({ type: "configOptions", configOptions: res.configOptions });
+    this.describe(s.conn, res.configOptions);
   }
 
   /** Replace the view with a stored session: `session/load` replays its history as updates. */
   async loadSession(sessionId: string, cwd: string): Promise<void> {
     const conn = await this.connect();
     await this.cancel();
-    this.session = { id: sessionId, conn };
-    this.d.store.dispatch({ type: "sessionStarted", sessionId, cwd, canLoadSessions: true });
-    const res = await conn.loadSession(sessionId, cwd);
-    if (res?.modes) this.d.store.dispatch({ type: "modes", modes: res.modes });
-    if (res?.configOptions) this.d.store.dispatch({ type: "configOptions", configOptions: res.configOptions });
+    await this.reopen(conn, sessionId, cwd, true);
+    void this.remember(conn, sessionId);
+  }
+
+  /**
+   * Open a stored session: `session/resume` with the view the client kept of it, when the agent resumes
+   * and that view exists; else `session/load`, which replays it. Then the answers given to its approval
+   * questions go back on their cards (a replay does not ask them again).
+   */
+  private async reopen(conn: AgentConnection, sessionId: string, cwd: string, preferLoad = false): Promise<void> {
+    const { store, archive } = this.d;
+    const kept = !preferLoad && conn.canResumeSession ? await archive?.view(sessionId) : undefined;
+    if (kept || !conn.canLoadSession) {
+      const res = await conn.resumeSession(sessionId, cwd);
+      this.session = { id: sessionId, conn };
+      store.dispatch({ type: "sessionStarted", sessionId, cwd, modes: res.modes, configOptions: res.configOptions, canLoadSessions: conn.canLoadSession && conn.canListSessions });
+      if (kept) this.restoreView(kept);
+      this.describe(conn, res.configOptions);
+    } else {
+      this.session = { id: sessionId, conn };
+      store.dispatch({ type: "sessionStarted", sessionId, cwd, canLoadSessions: true });
+      try {
+        const res = await conn.loadSession(sessionId, cwd);
+        if (res?.modes) store.dispatch({ type: "modes", modes: res.modes });
+        if (res?.configOptions) store.dispatch({ type: "configOptions", configOptions: res.configOptions });
+        this.describe(conn, res?.configOptions);
+      } catch (err) {
+        this.session = undefined;
+        throw err;
+      }
+    }
+    for (const [toolCallId, a] of Object.entries((await archive?.answers(sessionId)) ?? {})) {
+      store.dispatch({ type: "answerRestored", toolCallId, label: a.label, kind: a.kind, feedback: a.feedback });
+    }
+  }
+
+  /** A resumed session's conversation, as the client last showed it (the agent does not replay it). */
+  private restoreView(kept: SessionState): void {
+    this.d.store.dispatch({ type: "viewRestored", view: kept });
   }
 
   async dispose(): Promise<void> {
+    this.storeSub.dispose();
     this.d.permissions.cancelAll();
     this.d.terminals.disposeAll();
     const c = this.conn;

@@ -1,17 +1,21 @@
 /**
- * Entry point: wires the store, the agent controller, the Agent view, follow-along, diffs, terminals,
- * the status bar and the commands. Identifiers come from ids.ts, which mirrors package.json.
+ * Entry point: wires the store, the agent controller, the Agent view, follow-along, edit views (review,
+ * diffs, undo), approval notifications, terminals, the status bar and the commands. Identifiers come
+ * from ids.ts, which mirrors package.json.
  */
 import * as vscode from "vscode";
 import { TerminalManager } from "./acp/terminals";
 import { AgentViewProvider } from "./agentView";
+import { ANSWER_COMMAND, ApprovalNotifications, REVIEW_COMMAND } from "./approvalNotification";
 import { followAlongDefault, permissionNotifications, SECTION, selectedAgentName } from "./config";
 import { errorText, SessionController } from "./controller";
-import { DiffDocuments, DIFF_SCHEME } from "./diffView";
+import { canReview, DiffDocuments, DIFF_SCHEME, EditViews, REVIEW_SCHEME } from "./editViews";
 import { FollowAlong } from "./follow";
+import { currentText, replaceFile } from "./fsHandlers";
 import { COMMANDS, VIEW_ID } from "./ids";
 import { PermissionBroker } from "./permissions";
 import { pickAgent, pickHistory, pickMode, pickModel } from "./pickers";
+import { SessionArchive } from "./sessionArchive";
 import { createStatusBar } from "./statusBar";
 import { SessionStore } from "./store";
 import { TerminalMirror } from "./terminalView";
@@ -21,20 +25,22 @@ export function activate(context: vscode.ExtensionContext): void {
   const version = String((context.extension.packageJSON as { version?: unknown }).version ?? "0.0.0");
   const output = vscode.window.createOutputChannel("ACP Agent");
   const store = new SessionStore(selectedAgentName(), followAlongDefault());
-  const permissions = new PermissionBroker(store, (message, names) =>
-    permissionNotifications() ? vscode.window.showInformationMessage(message, ...names) : Promise.resolve(undefined),
-  );
+  const notifications = new ApprovalNotifications((toolCallId) => canReview(store.state.cards[toolCallId]));
+  const permissions = new PermissionBroker(store, (prompt) => (permissionNotifications() ? notifications.ask(prompt) : Promise.resolve(undefined)));
   const mirror = new TerminalMirror(store);
   const terminals = new TerminalManager(mirror);
   // The built-in bridge logs sessions here, so History works without any setting.
   const historyDir = vscode.Uri.joinPath(context.globalStorageUri, "sessions").fsPath;
-  const controller = new SessionController({ store, permissions, terminals, output, version, historyDir });
+  const archive = new SessionArchive(vscode.Uri.joinPath(context.globalStorageUri, "views").fsPath);
+  const controller = new SessionController({ store, permissions, terminals, output, version, historyDir, archive, memory: context.workspaceState });
   const follow = new FollowAlong();
-  const diffs = new DiffDocuments();
-  const view = new AgentViewProvider(context.extensionUri, store, (m) => routeWebviewMessage(m, { controller, permissions, store, diffs }));
+  const docs = new DiffDocuments();
+  const edits = new EditViews(docs, store, permissions, { read: currentText, write: replaceFile, noteForAgent: (t) => controller.noteForAgent(t) });
+  const view = new AgentViewProvider(context.extensionUri, store, (m) => routeWebviewMessage(m, { controller, permissions, store, edits }));
 
-  const followSub = store.listen((event, change) => {
+  const storeSub = store.listen((event, change) => {
     if (event.type === "sessionStarted") follow.reset();
+    if (event.type === "permissionResolved") edits.onAnswered(event.requestId);
     for (const id of change.cards ?? []) {
       const card = store.state.cards[id];
       if (card) follow.onCard(card, store.state.follow);
@@ -49,17 +55,26 @@ export function activate(context: vscode.ExtensionContext): void {
         void vscode.window.showErrorMessage(`ACP: ${errorText(err)}`);
       }
     });
+  // The view's focus command may settle late (a closed view is being created): the request is posted
+  // at once (the view keeps it until its webview is ready to take it), and again once the view has
+  // focus, in case the workbench moved focus in between (e.g. back from the command palette).
+  const focusView = (message: Parameters<AgentViewProvider["post"]>[0]) => {
+    void Promise.resolve(vscode.commands.executeCommand(`${VIEW_ID}.focus`)).then(() => view.post(message));
+    view.post(message);
+  };
 
   context.subscriptions.push(
     output,
     mirror,
     follow,
     view,
-    followSub,
+    notifications,
+    storeSub,
     createStatusBar(store),
     { dispose: () => void controller.dispose() },
     vscode.window.registerWebviewViewProvider(VIEW_ID, view),
-    vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, diffs),
+    vscode.workspace.registerTextDocumentContentProvider(DIFF_SCHEME, docs),
+    vscode.workspace.registerTextDocumentContentProvider(REVIEW_SCHEME, docs),
     command(COMMANDS.newSession, () => controller.newSession()),
     command(COMMANDS.cancel, () => controller.cancel()),
     command(COMMANDS.restart, () => controller.restart()),
@@ -69,9 +84,18 @@ export function activate(context: vscode.ExtensionContext): void {
     command(COMMANDS.history, () => pickHistory(controller, store)),
     command(COMMANDS.showOutput, () => output.show(true)),
     command(COMMANDS.toggleFollow, () => store.dispatch({ type: "follow", enabled: !store.state.follow })),
-    command(COMMANDS.focus, async () => {
-      await vscode.commands.executeCommand(`${VIEW_ID}.focus`);
-      view.post({ type: "focusPrompt" });
+    command(COMMANDS.focus, () => focusView({ type: "focusPrompt" })),
+    command(COMMANDS.acceptEdit, (uri) => edits.answerReview(uri instanceof vscode.Uri ? uri : undefined, true)),
+    command(COMMANDS.rejectEdit, (uri) => edits.answerReview(uri instanceof vscode.Uri ? uri : undefined, false)),
+    command(ANSWER_COMMAND, (requestId, optionId) => {
+      if (typeof requestId !== "string" || typeof optionId !== "string") return;
+      if (!permissions.isOpen(requestId)) void vscode.window.showInformationMessage("This question was already answered.");
+      notifications.choose(requestId, optionId);
+    }),
+    command(REVIEW_COMMAND, async (toolCallId) => {
+      if (typeof toolCallId !== "string") return;
+      if (canReview(store.state.cards[toolCallId])) await edits.review(toolCallId);
+      else await focusView({ type: "revealCard", toolCallId });
     }),
     command(COMMANDS.sendPrompt, async (text?: unknown) => {
       const prompt = typeof text === "string" ? text : await vscode.window.showInputBox({ prompt: "Prompt for the agent" });
@@ -80,7 +104,13 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration(`${SECTION}.followAlong`)) store.dispatch({ type: "follow", enabled: followAlongDefault() });
       const agentChanged = ["agent", "agents", "pythonCommand", "bridgeArgs"].some((k) => e.affectsConfiguration(`${SECTION}.${k}`));
-      if (agentChanged && controller.connection) void vscode.window.showInformationMessage("ACP agent settings changed.", "Restart Agent").then((p) => p && controller.restart());
+      if (!agentChanged) return;
+      output.appendLine(`[acp] agent settings changed (agent: ${selectedAgentName()}, ${controller.isDown ? "not running" : "running"})`);
+      // A stopped agent restarts on the new settings at once (that is usually the fix); a running one
+      // is offered a restart, which reopens the conversation.
+      if (controller.isDown && store.state.connection.status !== "idle") void controller.restart().catch(() => undefined);
+      else if (!controller.isDown)
+        void vscode.window.showInformationMessage("ACP agent settings changed. Restart the agent to use them (the conversation stays).", "Restart Agent").then((p) => p && controller.restart());
     }),
   );
 }

@@ -40,15 +40,61 @@ async function exists(uri: vscode.Uri): Promise<boolean> {
 export async function writeTextFile(p: WriteTextFileRequest): Promise<void> {
   const uri = vscode.Uri.file(p.path);
   const edit = new vscode.WorkspaceEdit();
+  let restore: () => void = () => undefined;
   if (!openDocument(uri) && !(await exists(uri))) {
     edit.createFile(uri, { ignoreIfExists: true });
     edit.insert(uri, new vscode.Position(0, 0), p.content);
   } else {
     const doc = await vscode.workspace.openTextDocument(uri);
-    const whole = new vscode.Range(doc.positionAt(0), doc.positionAt(doc.getText().length));
-    edit.replace(uri, whole, p.content);
+    const old = doc.getText();
+    // Only the changed span: undo is as small as the change, and the editor keeps its decorations.
+    const { start, end, text } = changedSpan(old, p.content);
+    edit.replace(uri, new vscode.Range(doc.positionAt(start), doc.positionAt(end)), text);
+    restore = keepSelections(uri);
   }
   if (!(await vscode.workspace.applyEdit(edit))) throw RequestError.internalError({ details: `could not edit ${p.path}` });
+  restore();
   const doc = await vscode.workspace.openTextDocument(uri);
   if (doc.isDirty && !(await doc.save())) throw RequestError.internalError({ details: `could not save ${p.path}` });
+}
+
+/** Replace a file's text undoably and save; null deletes the file (undoing the creation of one). */
+export async function replaceFile(path: string, text: string | null): Promise<void> {
+  if (text !== null) return writeTextFile({ sessionId: "", path, content: text });
+  const edit = new vscode.WorkspaceEdit();
+  edit.deleteFile(vscode.Uri.file(path), { ignoreIfNotExists: true });
+  if (!(await vscode.workspace.applyEdit(edit))) throw RequestError.internalError({ details: `could not delete ${path}` });
+}
+
+/** The file's text as the editor has it (unsaved changes included), or null when there is no such file. */
+export async function currentText(path: string): Promise<string | null> {
+  try {
+    return (await readTextFile({ sessionId: "", path })).content;
+  } catch {
+    return null;
+  }
+}
+
+/** The smallest span of `old` to replace to get `neu`: common prefix and suffix left alone. */
+export function changedSpan(old: string, neu: string): { start: number; end: number; text: string } {
+  let start = 0;
+  const max = Math.min(old.length, neu.length);
+  while (start < max && old.charCodeAt(start) === neu.charCodeAt(start)) start++;
+  let tail = 0;
+  while (tail < max - start && old.charCodeAt(old.length - 1 - tail) === neu.charCodeAt(neu.length - 1 - tail)) tail++;
+  return { start, end: old.length - tail, text: neu.slice(start, neu.length - tail) };
+}
+
+/**
+ * The agent's edit must not move the user's cursor: the editors showing the file keep their selections'
+ * line and column (a replaced span would otherwise carry a cursor in it to its end).
+ */
+function keepSelections(uri: vscode.Uri): () => void {
+  const editors = (vscode.window.visibleTextEditors ?? []).filter((e) => e.document.uri.toString() === uri.toString());
+  const saved = editors.map((e) => e.selections.map((s) => [s.anchor.line, s.anchor.character, s.active.line, s.active.character] as const));
+  return () =>
+    editors.forEach((e, i) => {
+      const doc = e.document;
+      e.selections = saved[i]!.map(([al, ac, l, c]) => new vscode.Selection(doc.validatePosition(new vscode.Position(al, ac)), doc.validatePosition(new vscode.Position(l, c))));
+    });
 }

@@ -13,4 +13,6 @@ export const COMMANDS = {
   showOutput: "acp.showOutput",
   sendPrompt: "acp.sendPrompt",
   focus: "acp.focus",
+  acceptEdit: "acp.acceptEdit",
+  rejectEdit: "acp.rejectEdit",
 } as const;

@@ -1,7 +1,7 @@
 /**
  * Quick picks for the session controls: agent, mode, model (a `category: "model"` config option) and
  * history (`session/list` + `session/load`: in the agent's order, each with its title, time and
- * folder). Each returns after acting, or quietly when dismissed.
+ * folder; sessions without a title, i.e. without a prompt, are not offered). Each returns after acting, or quietly when dismissed.
  */
 import * as vscode from "vscode";
 import type { SessionConfigOption, SessionInfo } from "../shared/acp";
@@ -65,13 +65,16 @@ export async function pickHistory(controller: SessionController, store: SessionS
     cursor = page.nextCursor ?? undefined;
     if (!cursor) break;
   }
-  if (sessions.length === 0) {
-    void vscode.window.showInformationMessage("No stored sessions for this folder yet.");
+  // A session without a title has no prompt yet (the bridge titles sessions by their first prompt):
+  // nothing to go back to.
+  const conversations = sessions.filter((s) => s.title?.trim());
+  if (conversations.length === 0) {
+    void vscode.window.showInformationMessage("No stored conversations for this folder yet.");
     return;
   }
   const current = store.state.sessionId;
-  const items = sessions.slice(0, HISTORY_LIMIT).map((s) => ({
-    label: s.title || "Untitled session",
+  const items = conversations.slice(0, HISTORY_LIMIT).map((s) => ({
+    label: s.title!,
     description: [s.sessionId === current ? "current" : "", localTime(s.updatedAt)].filter(Boolean).join(" · "),
     detail: s.cwd,
     session: s,

@@ -3,7 +3,7 @@ import * as vscode from "vscode";
 import type { WebviewToHost } from "../shared/protocol";
 import type { SessionController } from "./controller";
 import { errorText } from "./controller";
-import type { DiffDocuments } from "./diffView";
+import type { EditViews } from "./editViews";
 import type { PermissionBroker } from "./permissions";
 import { pickHistory } from "./pickers";
 import type { SessionStore } from "./store";
@@ -12,30 +12,36 @@ export interface Routes {
   controller: SessionController;
   permissions: PermissionBroker;
   store: SessionStore;
-  diffs: DiffDocuments;
+  edits: EditViews;
 }
 
 export function routeWebviewMessage(m: WebviewToHost, r: Routes): void {
   const run = (p: Promise<unknown>) => void p.catch((err) => vscode.window.showErrorMessage(`ACP: ${errorText(err)}`));
   switch (m.type) {
     case "ready":
-      // Opening the view starts the agent and a session, so the header shows its modes and state.
-      if (r.store.state.connection.status !== "crashed") run(r.controller.ensureSession().catch(() => undefined));
+      // Opening the view starts the agent and reopens the last conversation (or starts one), so the
+      // header shows its modes and state.
+      if (r.store.state.connection.status !== "crashed") run(r.controller.openLastOrNew().catch(() => undefined));
       return;
     case "prompt":
       return run(r.controller.prompt(m.text));
     case "cancel":
       return run(r.controller.cancel());
     case "permission":
-      r.permissions.answer(m.requestId, m.optionId);
+      r.permissions.answer(m.requestId, m.optionId, m.feedback);
       return;
     case "openLocation":
       return run(openLocation(m.path, m.line ?? undefined));
-    case "openDiff": {
-      const block = r.store.state.cards[m.toolCallId]?.content[m.index];
-      if (block?.type === "diff") run(r.diffs.open(block.path, block.oldText, block.newText));
-      return;
-    }
+    case "openDiff":
+      return run(r.edits.openDiff(m.toolCallId, m.index, m.proposed));
+    case "review":
+      return run(r.edits.review(m.toolCallId));
+    case "undo":
+      return run(r.edits.undo(m.toolCallId));
+    case "openSetting":
+      return run(Promise.resolve(vscode.commands.executeCommand("workbench.action.openSettings", m.id)));
+    case "copy":
+      return run(Promise.resolve(vscode.env.clipboard.writeText(m.text)).then(() => vscode.window.setStatusBarMessage("Copied", 2000)));
     case "newSession":
       return run(r.controller.newSession());
     case "history":

@@ -1,10 +1,11 @@
 /**
- * Tool-call content: text and resources (Markdown, readable), diffs as unified hunks with an
- * "Open diff" action, and terminals. Diffs longer than MAX_DIFF_LINES point to the diff editor instead.
+ * Tool-call content: text and resources (Markdown, readable), diffs as unified hunks numbered as in
+ * the file with an "Open diff" action ("Review in editor" while awaiting approval), and terminals.
+ * Diffs longer than MAX_DIFF_LINES point to the diff editor instead.
  */
 import type { ContentBlock, ToolCallContent } from "../shared/acp";
-import { formatHunkHeader, hunks } from "../shared/diff";
-import type { SessionState } from "../shared/state";
+import { type BlockAnchor, blockAnchors, formatHunkHeader, hunks } from "../shared/diff";
+import type { SessionState, ToolCard } from "../shared/state";
 import { h, relPath } from "./dom";
 import { renderMarkdown } from "./markdown";
 import { terminalBlock } from "./terminal";
@@ -12,14 +13,23 @@ import { send } from "./vscodeApi";
 
 const MAX_DIFF_LINES = 1500;
 
-export function contentBlock(state: SessionState, toolCallId: string, c: ToolCallContent, index: number): HTMLElement {
+export interface BlockOptions {
+  /** The card waits for approval: the diff's action opens the review editor. */
+  awaiting?: boolean;
+  /** A diff the failed card kept (`ToolCard.proposed`), not one of its content blocks. */
+  proposed?: boolean;
+}
+
+export function contentBlock(state: SessionState, card: ToolCard, c: ToolCallContent, index: number, opts: BlockOptions = {}): HTMLElement {
   switch (c.type) {
     case "content":
       return block(c.content, state.cwd);
-    case "diff":
-      return diffBlock(state, toolCallId, c.path, c.oldText, c.newText, index);
+    case "diff": {
+      const list = opts.proposed ? (card.proposed ?? []) : card.content;
+      return diffBlock(state, card.toolCallId, c, blockAnchors(list, card.locations)[index], index, opts);
+    }
     case "terminal":
-      return terminalBlock(c.terminalId, state.terminals[c.terminalId]);
+      return terminalBlock(c.terminalId, state.terminals[c.terminalId], card.title);
   }
 }
 
@@ -50,24 +60,31 @@ function fileLink(uri: string, label: string | undefined, cwd: string | undefine
   return h("button", { class: "link", onclick: () => send({ type: "openLocation", path }) }, label ?? relPath(path, cwd));
 }
 
-function diffBlock(state: SessionState, toolCallId: string, path: string, oldText: string | null | undefined, newText: string, index: number): HTMLElement {
-  const head = h(
-    "div",
-    { class: "diff-head" },
-    h("span", { class: "diff-path" }, relPath(path, state.cwd), oldText == null ? h("span", { class: "diff-new" }, " (new file)") : null),
-    h("button", { class: "open-diff", onclick: () => send({ type: "openDiff", toolCallId, index }) }, "Open diff"),
-  );
-  const pre = h("pre", { class: "diff-body" });
+type DiffContent = Extract<ToolCallContent, { type: "diff" }>;
+
+/**
+ * A diff as unified hunks with the file's line numbers in a gutter (old | new), when the block's place
+ * in the file is known (its anchor); otherwise the hunk header says the lines were not reported.
+ */
+function diffBlock(state: SessionState, toolCallId: string, d: DiffContent, anchor: BlockAnchor | undefined, index: number, opts: BlockOptions): HTMLElement {
+  // While awaiting approval, the question's own "Review in editor" opens this diff.
+  const action = opts.awaiting
+    ? null
+    : h("button", { class: "open-diff", "data-focus-key": `${opts.proposed ? "pdiff" : "diff"}:${index}`, title: "The whole file in the diff editor", onclick: () => send({ type: "openDiff", toolCallId, index, ...(opts.proposed ? { proposed: true } : {}) }) }, "Open diff");
+  const head = h("div", { class: "diff-head" }, h("span", { class: "diff-path" }, relPath(d.path, state.cwd), d.oldText == null ? h("span", { class: "diff-new" }, " (new file)") : null), action);
+  const pre = h("div", { class: "diff-body", role: "table", "aria-label": `Changes to ${relPath(d.path, state.cwd)}` });
   let shown = 0;
-  for (const hunk of hunks(oldText, newText)) {
+  for (const hunk of hunks(d.oldText, d.newText, 3, anchor)) {
     if (shown >= MAX_DIFF_LINES) break;
-    pre.append(h("div", { class: "hunk-head" }, formatHunkHeader(hunk)));
+    pre.append(h("div", { class: "hunk-head", role: "row" }, anchor ? formatHunkHeader(hunk) : "@@ line numbers not reported @@"));
     for (const line of hunk.lines) {
       if (shown++ >= MAX_DIFF_LINES) break;
       const cls = line.op === "+" ? "add" : line.op === "-" ? "del" : "ctx";
-      pre.append(h("div", { class: `diff-line ${cls}` }, `${line.op}${line.text}`));
+      // Numbers as generated content: the line's text (what a copy or a screen reader gets) stays "+code".
+      const num = (n: number | undefined) => h("span", { class: "ln", "data-n": anchor && n !== undefined ? String(n) : "", "aria-hidden": "true" });
+      pre.append(h("div", { class: `diff-line ${cls}`, role: "row" }, num(line.oldNo), num(line.newNo), h("span", { class: "code" }, `${line.op}${line.text}`)));
     }
   }
   if (shown >= MAX_DIFF_LINES) pre.append(h("div", { class: "diff-more" }, "… more changes: use Open diff"));
-  return h("div", { class: "diff" }, head, pre);
+  return h("div", { class: `diff${opts.proposed ? " proposed-diff" : ""}` }, head, pre);
 }

@@ -1,14 +1,18 @@
 /**
- * Terminal blocks: ANSI-coloured output, an exit-status badge, and a note when older output was
- * dropped. Only the newest TERMINAL_KEEP_CHARS characters exist, so a 10 MB stream stays cheap.
+ * Terminal blocks: ANSI-coloured output (every colour at least 4.5:1 on the terminal background, see
+ * palette.ts), an exit-status badge, and a note when older output was dropped. The command is shown
+ * once: in the head only when it differs from the card's title. Only the newest TERMINAL_KEEP_CHARS
+ * characters exist, so a 10 MB stream stays cheap.
  */
 import { parseAnsi } from "../shared/ansi";
 import type { TerminalView } from "../shared/state";
 import { exitBadge } from "../shared/terminalText";
 import { h } from "./dom";
+import { readable } from "./palette";
 
-export function terminalBlock(terminalId: string, term: TerminalView | undefined): HTMLElement {
+export function terminalBlock(terminalId: string, term: TerminalView | undefined, cardTitle?: string): HTMLElement {
   const el = h("div", { class: "terminal", "data-terminal-id": terminalId });
+  if (cardTitle !== undefined) el.dataset.cardTitle = cardTitle;
   fillTerminal(el, term);
   return el;
 }
@@ -30,7 +34,10 @@ export function fillTerminal(el: HTMLElement, term: TerminalView | undefined): v
     const cls: string[] = [];
     const fg = seg.inverse ? seg.bg : seg.fg;
     const bg = seg.inverse ? (seg.fg ?? "default-fg") : seg.bg;
-    if (fg?.startsWith("#")) span.style.color = fg;
+    const bgCss = bg?.startsWith("#") ? bg : bg && bg !== "default-fg" ? `var(--vscode-terminal-ansi${cssName(bg)})` : undefined;
+    // A named colour alone uses the adjusted palette (a class); on a background, or as #rrggbb, it is
+    // adjusted against what it is painted on.
+    if (fg && (fg.startsWith("#") || bgCss)) span.style.color = readable(fg.startsWith("#") ? fg : `var(--acp-ansi-${fg})`, bgCss);
     else if (fg) cls.push(`ansi-fg-${fg}`);
     if (bg?.startsWith("#")) span.style.backgroundColor = bg;
     else if (bg) cls.push(`ansi-bg-${bg}`);
@@ -41,7 +48,9 @@ export function fillTerminal(el: HTMLElement, term: TerminalView | undefined): v
     span.className = cls.join(" ");
     pre.append(span);
   }
-  const head = h("div", { class: "term-head" }, h("span", { class: "term-cmd", title: term?.command }, term?.command ? `$ ${term.command}` : "Terminal"), badge(term));
+  const sameAsTitle = term?.command !== undefined && term.command.trim() === el.dataset.cardTitle?.trim();
+  const label = term?.command && !sameAsTitle ? `$ ${term.command}` : "Output";
+  const head = h("div", { class: "term-head" }, h("span", { class: "term-cmd", title: term?.command }, label), badge(term));
   el.replaceChildren(head, pre);
   if (pinned) pre.scrollTop = pre.scrollHeight;
 }
@@ -54,3 +63,9 @@ function badge(term: TerminalView | undefined): HTMLElement {
 function formatCount(n: number): string {
   return n >= 1_000_000 ? `${(n / 1_000_000).toFixed(1)}M` : n >= 1000 ? `${Math.round(n / 1000)}k` : String(n);
 }
+
+/** "bright-cyan" → "BrightCyan", as in `--vscode-terminal-ansiBrightCyan`. */
+function cssName(name: string): string {
+  return name.replace(/-(\w)/g, (_m, c: string) => c.toUpperCase()).replace(/^\w/, (c) => c.toUpperCase());
+}
+

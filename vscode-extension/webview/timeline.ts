@@ -16,6 +16,7 @@ export class Timeline {
   constructor(
     readonly root: HTMLElement,
     private readonly ui: CardUi,
+    private readonly onFocusLost: (toolCallId: string) => void,
   ) {}
 
   reset(): void {
@@ -59,7 +60,16 @@ export class Timeline {
     switch (item.type) {
       case "tool": {
         const card = s.cards[item.id];
-        if (card) renderCard(el, s, card, this.ui);
+        if (!card) return;
+        // Re-rendering replaces the card's controls: the focused one gets focus back (same key), or, if
+        // it is gone (an answered question), the view decides where focus goes next.
+        const focused = document.activeElement instanceof HTMLElement && el.contains(document.activeElement) ? document.activeElement : undefined;
+        const key = focused?.dataset.focusKey;
+        renderCard(el, s, card, this.ui);
+        if (!focused) return;
+        const again = key ? el.querySelector<HTMLElement>(`[data-focus-key="${CSS.escape(key)}"]`) : null;
+        if (again) again.focus({ preventScroll: true });
+        else this.onFocusLost(card.toolCallId);
         return;
       }
       case "notice":

@@ -16,7 +16,8 @@ export function send(message: WebviewToHost): void {
 
 export interface UiState {
   draft?: string;
-  collapsed?: string[];
+  /** Cards the user collapsed (true) or expanded (false) themselves; others follow their default. */
+  collapsed?: Record<string, boolean>;
 }
 
 export function loadUiState(): UiState {

@@ -102,6 +102,11 @@ export class AgentConnection {
     return this.init.agentCapabilities?.sessionCapabilities?.list != null;
   }
 
+  /** `session/resume`: continue a stored session without its history being replayed. */
+  get canResumeSession(): boolean {
+    return this.init.agentCapabilities?.sessionCapabilities?.resume != null;
+  }
+
   newSession(cwd: string): Promise<acp.NewSessionResponse> {
     return this.conn.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
   }
@@ -114,8 +119,14 @@ export class AgentConnection {
     return this.conn.agent.request(acp.methods.agent.session.list, { cwd: cwd ?? null, cursor: cursor ?? null });
   }
 
-  prompt(sessionId: string, text: string): Promise<acp.PromptResponse> {
-    return this.conn.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt: [{ type: "text", text }] });
+  resumeSession(sessionId: string, cwd: string): Promise<acp.ResumeSessionResponse> {
+    return this.conn.agent.request(acp.methods.agent.session.resume, { sessionId, cwd, mcpServers: [] });
+  }
+
+  /** A prompt: the user's text, then any notes the client adds (each its own text block, after the text). */
+  prompt(sessionId: string, text: string, notes: readonly string[] = []): Promise<acp.PromptResponse> {
+    const prompt: acp.ContentBlock[] = [{ type: "text", text }, ...notes.map((n) => ({ type: "text" as const, text: n }))];
+    return this.conn.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt });
   }
 
   cancel(sessionId: string): Promise<void> {

@@ -4,12 +4,20 @@
  * Prompts: "terminal <command line>" runs it in a client terminal; "crash" exits with code 3;
  * "hang" waits until cancelled. Anything else answers "ok". It also offers modes, a model option and
  * session history (list + load, replaying each session's messages), for the session-control tests.
+ * FAKE_AGENT_STATE=<file> keeps that history across processes (a reopened window); FAKE_AGENT_RESUME=1
+ * offers `session/resume` (no replay) instead of `session/load`.
  */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 
 const cancelled = new Map<string, () => void>();
-const history = new Map<string, { cwd: string; prompts: string[] }>();
+const stateFile = process.env.FAKE_AGENT_STATE;
+const resumes = process.env.FAKE_AGENT_RESUME === "1";
+const history = new Map<string, { cwd: string; prompts: string[] }>(stateFile && existsSync(stateFile) ? JSON.parse(readFileSync(stateFile, "utf8")) : []);
+const save = () => {
+  if (stateFile) writeFileSync(stateFile, JSON.stringify([...history]));
+};
 const modes = { currentModeId: "ask", availableModes: [{ id: "ask", name: "Ask" }, { id: "code", name: "Code" }] };
 let model = "small";
 const configOptions = () => [
@@ -20,12 +28,13 @@ acp
   .agent({ name: "fake-agent" })
   .onRequest(acp.methods.agent.initialize, () => ({
     protocolVersion: acp.PROTOCOL_VERSION,
-    agentCapabilities: { loadSession: true, sessionCapabilities: { list: {} } },
+    agentCapabilities: { loadSession: !resumes, sessionCapabilities: { list: {}, ...(resumes ? { resume: {} } : {}) } },
     agentInfo: { name: "fake-agent", version: "0" },
   }))
   .onRequest(acp.methods.agent.session.new, ({ params }) => {
     const sessionId = `fake-${history.size + 1}-${Date.now()}`;
     history.set(sessionId, { cwd: params.cwd, prompts: [] });
+    save();
     return { sessionId, modes, configOptions: configOptions() };
   })
   .onRequest(acp.methods.agent.session.list, () => ({
@@ -36,6 +45,10 @@ acp
       await client.notify(acp.methods.client.session.update, { sessionId: params.sessionId, update: { sessionUpdate: "user_message_chunk", content: { type: "text", text } } });
       await client.notify(acp.methods.client.session.update, { sessionId: params.sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "ok" } } });
     }
+    return { modes, configOptions: configOptions() };
+  })
+  .onRequest(acp.methods.agent.session.resume, ({ params }) => {
+    if (!history.has(params.sessionId)) throw acp.RequestError.resourceNotFound(params.sessionId);
     return { modes, configOptions: configOptions() };
   })
   .onRequest(acp.methods.agent.session.setMode, ({ params }) => {
@@ -51,6 +64,7 @@ acp
     const text = params.prompt.map((b) => (b.type === "text" ? b.text : "")).join("");
     const sessionId = params.sessionId;
     history.get(sessionId)?.prompts.push(text);
+    save();
     const say = (t: string) => client.notify(acp.methods.client.session.update, { sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: t } } });
     if (text === "crash") process.exit(3);
     if (text === "hang") {

@@ -4,7 +4,7 @@
  * The server runs in its own process group and stop() ends the whole group.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdirSync, openSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ARTIFACTS, EXT_DIR } from "./browser";
 
@@ -50,6 +50,20 @@ export class CodeServer {
     };
     writeFileSync(join(this.data, "user", "User", "settings.json"), JSON.stringify({ ...base, ...settings }, null, 2));
     execFileSync(CODE_SERVER, [...this.args(), "--install-extension", vsix, "--force"], { env: this.env(), stdio: "inherit" });
+  }
+
+  /** The user settings with `patch` applied (undefined removes a key), for editUserSettings. */
+  get settingsFile(): string {
+    return join(this.data, "user", "User", "settings.json");
+  }
+
+  settingsWith(patch: Record<string, unknown>): Record<string, unknown> {
+    const current = JSON.parse(readFileSync(this.settingsFile, "utf8")) as Record<string, unknown>;
+    for (const [k, v] of Object.entries(patch)) {
+      if (v === undefined) delete current[k];
+      else current[k] = v;
+    }
+    return current;
   }
 
   async start(folder: string): Promise<void> {

@@ -1,46 +1,70 @@
 /**
  * End to end in a real VS Code (code-server 4.139.1) with the built .vsix installed, driven by
  * Playwright in headless Chromium, against the REAL Python bridge on a scripted model
- * (test/fixtures/scenario.json): read notes.txt, edit it (approved in the card), run a command
- * (approved in the notification). Asserts card states and contents in the webview, the file on disk,
- * follow-along (editor on notes.txt at the edited line) and the diff editor; reports update → card
- * latency; then reopens that session from History (session/list + session/load on the session logs the
- * extension keeps for the built-in bridge) and checks the same cards come back. Screenshots:
- * artifacts/shots/e2e-*.png.
+ * (test/fixtures/scenario.json). In order, in one workbench:
+ *
+ * 1. The agent cannot start (a Python without acp_bridge): the view says what to do and keeps the cause,
+ *    at 300 and 240 px side-bar widths; fixing the setting restarts it.
+ * 2. "Focus Agent View" on a closed view puts the keyboard in the prompt. Read, edit (approved by
+ *    keyboard in the card: focus moves to the next approval), command (approved in the notification,
+ *    whose choices are short and safe, and which closes once the question is answered). Card states,
+ *    the file on disk, follow-along and the diff editor; update → card latency.
+ * 3. Hidden and shown again; a command cancelled from the view.
+ * 4. History: a new session, then the first one reopened with the same cards.
+ * 5. Approvals in sight: after a long answer the pending edit's buttons are on screen above the footer;
+ *    scrolled up, the question is pinned in the footer. The diff is numbered from line 10 (a change at
+ *    line 13), reviewed in the diff editor (whole file, Accept in its title bar); the next edit is
+ *    rejected with a reason (kept on the card with the proposed diff); the accepted edit is undone.
+ * 6. Three window reloads reopen the same conversation, answers included; History lists only sessions
+ *    with a prompt, one entry per conversation.
+ * 7. Contrast of badges and ANSI colours computed from rendered colours in light, dark and high-contrast
+ *    themes.
+ * Screenshots: artifacts/shots/e2e-*.png.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
-import type { Browser, FrameLocator, Page } from "playwright-core";
+import type { Browser, FrameLocator, Locator, Page } from "playwright-core";
+import { contrastRatio, over, parseColor, type Rgb } from "../../shared/contrast";
 import { splitCommandLine } from "../../src/acp/agentSpec";
 import { ARTIFACTS, EXT_DIR, launch, shot } from "./browser";
 import { CodeServer } from "./codeServer";
-import { activeTabLabel, agentView, cursorPosition, openWorkbench, runCommand } from "./workbench";
+import { activeTabLabel, agentView, cursorPosition, editUserSettings, openWorkbench, renderedColours, type RenderedText, runCommand, setSidebarWidth } from "./workbench";
 
 const REPO = resolve(EXT_DIR, "..");
 const WS = join(ARTIFACTS, "e2e", "ws");
 const SCRIPT = join(EXT_DIR, "test", "fixtures", "scenario.json");
 const NOTES = "alpha\nbeta\ngamma\n";
+const APP = Array.from({ length: 20 }, (_, i) => `line ${i + 1}\n`).join("");
 
 /** Where the extension keeps the built-in bridge's session logs (its globalStorage), so History works. */
 const HISTORY_DIR = join(ARTIFACTS, "e2e", "cs", "user", "User", "globalStorage", "acp-bridge.acp-bridge-vscode", "sessions");
 
+/** A Python that cannot import acp_bridge (no site-packages, no PYTHONPATH): what a new user's python3 is. */
+function pythonWithoutBridge(): string {
+  const bin = join(ARTIFACTS, "e2e", "bin");
+  mkdirSync(bin, { recursive: true });
+  const path = join(bin, "python3");
+  writeFileSync(path, '#!/bin/sh\nexec python3 -I -S "$@"\n');
+  chmodSync(path, 0o755);
+  return path;
+}
+
 /**
- * Settings that point the extension at the bridge: ACP_BRIDGE_CMD as a custom agent (which runs exactly
- * as configured, so it is given its own --state-dir), else the built-in default (no history setting:
- * the extension adds --state-dir itself).
+ * Settings that point the extension at a working bridge: ACP_BRIDGE_CMD as a custom agent (which runs
+ * exactly as configured, so it is given its own --state-dir), else the built-in default with the repo's
+ * Python (no history setting: the extension adds --state-dir itself).
  */
-function bridgeSettings(): Record<string, unknown> {
+function workingBridgeSettings(): Record<string, unknown> {
   const model = ["--model", `scripted:${SCRIPT}`];
-  const trace = { "acp.trace": true };
   const cmd = process.env.ACP_BRIDGE_CMD;
   if (cmd) {
     const [command, ...args] = splitCommandLine(cmd);
     const state = ["--state-dir", join(ARTIFACTS, "e2e", "state")];
-    return { ...trace, "acp.agents": [{ name: "acp-bridge-e2e", command, args: [...args, "serve", ...model, ...state] }], "acp.agent": "acp-bridge-e2e" };
+    return { "acp.agents": [{ name: "acp-bridge-e2e", command, args: [...args, "serve", ...model, ...state] }], "acp.agent": "acp-bridge-e2e" };
   }
-  return { ...trace, "acp.pythonCommand": join(REPO, ".venv", "bin", "python"), "acp.bridgeArgs": model };
+  return { "acp.pythonCommand": join(REPO, ".venv", "bin", "python") };
 }
 
 /** What each card in the view shows (the answered approval aside: a replay asks nothing). */
@@ -53,15 +77,76 @@ async function cardFingerprint(view: FrameLocator): Promise<string[]> {
   );
 }
 
+/** The element focused inside the Agent view's document: "#id", "card-id .classes" or "body". */
+async function focused(view: FrameLocator): Promise<string> {
+  return view.locator("body").evaluate(() => {
+    const el = document.activeElement as HTMLElement | null;
+    if (!el || el === document.body) return "body";
+    if (el.id) return `#${el.id}`;
+    return `${el.closest("article")?.id ?? el.closest("section")?.id ?? "?"} ${el.className}`;
+  });
+}
+
+/** Where `el` is, against the sticky header and footer and the viewport of the view's document. */
+async function placement(view: FrameLocator, selector: string): Promise<{ top: number; bottom: number; headerBottom: number; footerTop: number; viewport: number }> {
+  return view.locator("body").evaluate((_b, sel) => {
+    const r = document.querySelector(sel)!.getBoundingClientRect();
+    return {
+      top: r.top,
+      bottom: r.bottom,
+      headerBottom: document.getElementById("header")!.getBoundingClientRect().bottom,
+      footerTop: document.getElementById("footer")!.getBoundingClientRect().top,
+      viewport: window.innerHeight,
+    };
+  }, selector);
+}
+
+function assertInSight(p: Awaited<ReturnType<typeof placement>>, what: string): void {
+  assert.ok(p.top >= p.headerBottom - 1 && p.bottom <= p.footerTop + 1 && p.bottom <= p.viewport, `${what} is in sight between the header and the footer: ${JSON.stringify(p)}`);
+}
+
+/** Contrast of rendered text: its colour over the stack of backgrounds under it. */
+function contrastOf(t: RenderedText): number {
+  let bg: Rgb = [255, 255, 255];
+  for (const layer of [...t.backgrounds].reverse()) {
+    const c = parseColor(layer);
+    if (c) bg = over(c, bg);
+  }
+  const fg = parseColor(t.color);
+  assert.ok(fg, `a colour for ${t.label}: ${t.color}`);
+  return contrastRatio(over(fg, bg), bg);
+}
+
+async function notificationLinks(toast: Locator): Promise<string[]> {
+  return (await toast.locator(".notification-list-item-message a").allTextContents()).map((t) => t.trim());
+}
+
+/** One of the Agent view's title-bar actions (VS Code shows them on hover). */
+function viewAction(page: Page, label: string): Locator {
+  return page.locator(`.action-label[aria-label^='${label}']`).filter({ visible: true }).first();
+}
+
+/** The side bar alone (the Agent view), for the README's pictures (artifacts/shots/readme-*.png). */
+async function sidebarShot(page: Page, name: string): Promise<void> {
+  await page.locator(".part.sidebar").first().screenshot({ path: shot(`readme-${name}`) });
+}
+
+const toasts = (page: Page, text: string) => page.locator(".notifications-toasts .notification-list-item", { hasText: text });
+
 const server = new CodeServer();
 let browser: Browser;
 let page: Page;
 
 before(async () => {
   rmSync(WS, { recursive: true, force: true });
+  rmSync(join(ARTIFACTS, "e2e", "state"), { recursive: true, force: true }); // ACP_BRIDGE_CMD's session logs
   mkdirSync(WS, { recursive: true });
   writeFileSync(join(WS, "notes.txt"), NOTES);
-  server.prepare(bridgeSettings(), join(EXT_DIR, "dist", "acp-bridge-vscode.vsix"));
+  writeFileSync(join(WS, "app.txt"), APP);
+  // Start as a new user would: the built-in agent on a python3 without acp_bridge.
+  // Typing settings JSON into the editor (editUserSettings) must not be re-indented or auto-closed.
+  const typing = { "editor.autoClosingBrackets": "never", "editor.autoClosingQuotes": "never", "editor.autoIndent": "none", "editor.autoSurround": "never", "editor.formatOnType": false };
+  server.prepare({ ...typing, "acp.trace": true, "acp.pythonCommand": pythonWithoutBridge(), "acp.bridgeArgs": ["--model", `scripted:${SCRIPT}`] }, join(EXT_DIR, "dist", "acp-bridge-vscode.vsix"));
   await server.start(WS);
   browser = await launch();
   page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -75,36 +160,94 @@ after(async () => {
 });
 
 describe("Agent view in code-server against the real bridge", () => {
-  it("reads, edits (approved in the card) and runs a command (approved in the notification)", async () => {
+  it("a Python without acp_bridge: says what to do, keeps the cause, fits 300 and 240 px, restarts when the setting is fixed", async () => {
     await page.screenshot({ path: shot("e2e-01-workbench") });
     await runCommand(page, "ACP: Focus Agent View");
     const view = agentView(page);
+    const banner = view.locator(".error-banner");
+    await banner.waitFor({ timeout: 60_000 });
+    assert.match((await banner.locator(".error-summary").textContent()) ?? "", /does not have acp-bridge installed/);
+    assert.match((await banner.locator(".error-cause").textContent()) ?? "", /No module named acp_bridge/);
+    assert.match((await banner.locator(".error-fix").textContent()) ?? "", /pip install/);
+    // The notification keeps the cause (it used to stop at the first line break) and offers the setting.
+    const toast = toasts(page, "acp-bridge is not installed").first();
+    await toast.waitFor({ timeout: 10_000 });
+    assert.match((await toast.textContent()) ?? "", /No module named acp_bridge/);
+    await toast.getByRole("button", { name: "Open Setting" }).waitFor();
+    for (const width of [300, 240]) {
+      await setSidebarWidth(page, width);
+      const fits = await view.locator("body").evaluate(() =>
+        ["restart", "open-setting"].map((id) => {
+          const r = document.getElementById(id)!.getBoundingClientRect();
+          return { id, left: r.left, right: r.right, width: document.documentElement.clientWidth };
+        }),
+      );
+      for (const f of fits) assert.ok(f.left >= 0 && f.right <= f.width, `${f.id} fits in a ${width} px side bar: ${JSON.stringify(f)}`);
+      await page.screenshot({ path: shot(`e2e-01-crash-${width}px`) });
+      if (width === 240) await sidebarShot(page, "crash-240px");
+    }
+    await setSidebarWidth(page, 320);
+    // Fixing the setting is enough: the agent restarts by itself.
+    await editUserSettings(page, server.settingsFile, server.settingsWith(workingBridgeSettings()));
     await view.locator(".conn-status", { hasText: "ready" }).waitFor({ timeout: 60_000 });
-    await page.screenshot({ path: shot("e2e-02-view-ready") });
+    assert.equal(await banner.count(), 0);
+    // VS Code cannot close an error notification for us: the user dismisses the stale one.
+    await runCommand(page, "Notifications: Clear All Notifications");
+  });
 
-    await view.locator("#prompt").fill("Capitalise beta in notes.txt and check it");
-    await view.locator("#prompt").press("Enter");
+  it("reads, edits (approved by keyboard in the card) and runs a command (approved in the notification)", async () => {
+    // "Focus Agent View" on a closed view: the keyboard lands in the prompt.
+    await runCommand(page, "View: Show Explorer");
+    await page.locator(".explorer-folders-view, .explorer-viewlet").first().waitFor({ timeout: 10_000 });
+    await runCommand(page, "ACP: Focus Agent View");
+    const view = agentView(page);
+    await view.locator(".conn-status", { hasText: "ready" }).waitFor({ timeout: 60_000 });
+    await view.locator("#prompt:focus").waitFor({ timeout: 10_000 });
+    await page.keyboard.type("Capitalise beta in notes.txt and check it");
+    assert.equal(await view.locator("#prompt").inputValue(), "Capitalise beta in notes.txt and check it");
+    // First run: the welcome says which model runs, and that it is a demo script.
+    assert.match((await view.locator("#welcome").textContent()) ?? "", /not an AI model/);
+    await page.screenshot({ path: shot("e2e-02-welcome") });
+    await sidebarShot(page, "welcome");
+    await page.keyboard.press("Enter");
 
     // The edit asks first: the question is inside the card, with the diff visible, and in a notification.
     const edit = view.locator("#card-call_edit");
     await edit.locator(".permission .perm-btn").first().waitFor({ timeout: 30_000 });
     assert.ok((await edit.locator(".diff-line.add").allTextContents()).includes("+BETA"), "the diff is visible while asking");
-    const editToast = page.locator(".notifications-toasts .notification-list-item", { hasText: "Agent wants to run" }).first();
+    const editToast = toasts(page, "Agent wants to edit notes.txt").first();
     await editToast.waitFor({ timeout: 10_000 });
+    // Short choices, none of them "always" (that one stays in the card), and no default button.
+    assert.deepEqual(await notificationLinks(editToast), ["Allow once", "Reject", "Review"]);
+    assert.equal(await editToast.locator(".monaco-button").count(), 0, "no button to press by accident");
     await page.screenshot({ path: shot("e2e-03-approval") });
+    await editToast.screenshot({ path: shot("readme-notification") });
     const kinds = await edit.locator(".perm-btn").evaluateAll((els) => els.map((e) => e.className));
     assert.equal(kinds.length, 4, `four options: ${kinds.join(", ")}`);
-    await edit.locator(".perm-btn.perm-allow_once").click();
+    // "Always allow" is one disclosure away, not a button beside "Allow once"; Reject stays grey on hover.
+    assert.equal(await edit.locator(".perm-btn.perm-allow_always").isVisible(), false);
+    const hoverBg = async (sel: string) => {
+      await edit.locator(sel).hover();
+      return edit.locator(sel).evaluate((e) => getComputedStyle(e).backgroundColor);
+    };
+    assert.notEqual(await hoverBg(".perm-btn.perm-reject_once"), await hoverBg(".perm-btn.perm-allow_once"), "Reject does not turn primary on hover");
+    // Approve by keyboard: focus must not fall to <body>.
+    await edit.locator(".perm-btn.perm-allow_once").focus();
+    await page.keyboard.press("Enter");
     await edit.locator(".status-badge", { hasText: "completed" }).waitFor({ timeout: 30_000 });
+    // Answered in the card: the notification ends with the question.
+    await editToast.waitFor({ state: "detached", timeout: 10_000 });
 
-    // The command asks next: answer from the notification this time.
+    // The command asks next: focus goes to its first button (no Tab hunt).
     const bash = view.locator("#card-call_bash");
     await bash.locator(".perm-btn.perm-allow_once").waitFor({ timeout: 30_000 });
-    const allowName = ((await bash.locator(".perm-btn.perm-allow_once").textContent()) ?? "").trim();
-    const bashToast = page.locator(".notifications-toasts .notification-list-item", { hasText: "printf" }).first();
+    await view.locator("#card-call_bash .perm-btn.perm-allow_once:focus").waitFor({ timeout: 10_000 });
+    assert.match(await focused(view), /^card-call_bash perm-btn perm-allow_once/);
+    const bashToast = toasts(page, "Agent wants to run: printf").first();
     await bashToast.waitFor({ timeout: 10_000 });
-    await bashToast.getByRole("button", { name: allowName, exact: true }).click();
+    await bashToast.locator(".notification-list-item-message a", { hasText: "Allow once" }).click();
     await bash.locator(".status-badge", { hasText: "completed" }).waitFor({ timeout: 30_000 });
+    await bashToast.waitFor({ state: "detached", timeout: 10_000 });
     await view.locator(".msg-agent", { hasText: "All done" }).waitFor({ timeout: 30_000 });
     await view.locator(".conn-status", { hasText: "ready" }).waitFor({ timeout: 10_000 });
     await page.screenshot({ path: shot("e2e-04-cards") });
@@ -121,8 +264,11 @@ describe("Agent view in code-server against the real bridge", () => {
     assert.equal(((await bash.locator(".exit-badge").textContent()) ?? "").trim(), "exit 0");
     assert.equal(((await bash.locator(".term-out .ansi-fg-green").first().textContent()) ?? "").trim(), "checked");
     assert.match((await bash.locator(".term-out").textContent()) ?? "", /2:BETA/);
+    // The command shows once: as the card's title, not again in the terminal's head.
+    assert.doesNotMatch((await bash.locator(".term-head").textContent()) ?? "", /printf/);
     assert.equal(await view.locator("#plan .plan-entry").count(), 3);
     assert.equal(await view.locator("details.thought").count(), 1);
+    assert.match((await view.locator("#card-call_plan").getAttribute("class")) ?? "", /\bcompact\b/, "a plan update is one line");
 
     // The file on disk.
     assert.equal(readFileSync(join(WS, "notes.txt"), "utf8"), "alpha\nBETA\ngamma\n");
@@ -132,7 +278,7 @@ describe("Agent view in code-server against the real bridge", () => {
     assert.match(await cursorPosition(page), /^Ln 2, Col 1/);
     assert.equal(((await page.locator(".editor-group-container.active .view-lines").first().textContent()) ?? "").includes("BETA"), true);
 
-    // Open diff: VS Code's diff editor, old vs new.
+    // Open diff: VS Code's diff editor, the whole file before ↔ the file itself.
     await edit.locator("button.open-diff").click();
     await page.locator(".monaco-diff-editor").first().waitFor({ timeout: 15_000 });
     await page.screenshot({ path: shot("e2e-05-diff") });
@@ -181,7 +327,8 @@ describe("Agent view in code-server against the real bridge", () => {
     assert.equal(live.length, 5, live.join("\n"));
     const prompts = await view.locator(".msg-user").allTextContents();
 
-    await view.locator("#new-session").click();
+    // New session and History are the view's title-bar actions (the header no longer repeats them).
+    await viewAction(page, "New Session").click();
     await view.locator("article.card").first().waitFor({ state: "detached", timeout: 15_000 });
     await view.locator(".conn-status", { hasText: "ready" }).waitFor({ timeout: 10_000 });
     if (!process.env.ACP_BRIDGE_CMD) {
@@ -189,7 +336,7 @@ describe("Agent view in code-server against the real bridge", () => {
       assert.ok(existsSync(HISTORY_DIR) && readdirSync(HISTORY_DIR).length >= 1, `session logs in ${HISTORY_DIR}`);
     }
 
-    await view.locator("#history").click();
+    await viewAction(page, "Open Session from History").click();
     const item = page.locator(".quick-input-widget .quick-input-list .monaco-list-row", { hasText: "Capitalise beta in notes.txt" }).first();
     await item.waitFor({ timeout: 15_000 });
     assert.ok(((await item.textContent()) ?? "").includes(WS), "the picker shows the session's folder");
@@ -209,5 +356,133 @@ describe("Agent view in code-server against the real bridge", () => {
     assert.equal(((await bash.locator(".term-out .ansi-fg-green").first().textContent()) ?? "").trim(), "checked");
     assert.deepEqual(await view.locator("#card-call_edit .diff-line.add").allTextContents(), ["+BETA"]);
     assert.equal(await view.locator("#plan .plan-entry").count(), 3);
+    // The answers given in the live run come back on their cards (a replay does not ask again).
+    assert.match((await view.locator("#card-call_edit .permission.answered").textContent()) ?? "", /Answered: Allow once/);
+  });
+
+  it("keeps approvals in sight, numbers the diff as in the file, reviews in the diff editor, rejects with a reason, undoes", async () => {
+    const view = agentView(page);
+    await view.locator("#prompt").fill("Review app.txt");
+    await view.locator("#prompt").press("Enter");
+
+    // After a long answer, the pending edit's buttons are on screen, above the footer.
+    const edit13 = view.locator("#card-call_edit13");
+    await edit13.locator(".permission .perm-btn.perm-allow_once").waitFor({ timeout: 30_000 });
+    await view.locator("#card-call_edit13 .diff-line .ln[data-n='13']").first().waitFor({ timeout: 10_000 });
+    await page.waitForTimeout(300); // let late layout (content-visibility) settle, as a user would see it
+    assertInSight(await placement(view, "#card-call_edit13 .permission"), "the pending approval");
+    await page.screenshot({ path: shot("e2e-09-approval-in-sight") });
+    await sidebarShot(page, "approval-in-sight");
+
+    // Its diff is numbered where the change is: the hunk starts at line 10, the change is at line 13.
+    assert.equal(((await edit13.locator(".hunk-head").first().textContent()) ?? "").trim(), "@@ -10,7 +10,8 @@");
+    const changed = await edit13.locator(".diff-line.del, .diff-line.add").evaluateAll((rows) => rows.map((r) => `${(r.querySelector(".ln")?.getAttribute("data-n") ?? "") || "-"}/${(r.querySelectorAll(".ln")[1]?.getAttribute("data-n") ?? "") || "-"} ${r.querySelector(".code")?.textContent}`));
+    assert.deepEqual(changed, ["13/- -line 13", "-/13 +LINE 13", "-/14 +line 13b"]);
+
+    // Scrolled up by the user: the view stays there, and the question is pinned in the footer.
+    const side = (await page.locator(".part.sidebar").boundingBox())!;
+    await page.mouse.move(side.x + side.width / 2, side.y + side.height / 3);
+    for (let i = 0; i < 10; i++) {
+      await page.mouse.wheel(0, -200);
+      await page.waitForTimeout(30);
+    }
+    await view.locator("#approval-bar:not([hidden]) .perm-btn.perm-allow_once").waitFor({ timeout: 5000 });
+    await view.locator("#jump-newest:not([hidden])").waitFor({ timeout: 5000 }); // not following any more
+    assertInSight({ ...(await placement(view, "#approval-bar .perm-row")), footerTop: Infinity, headerBottom: 0 }, "the pinned approval");
+    await page.screenshot({ path: shot("e2e-10-approval-pinned") });
+    await sidebarShot(page, "approval-pinned");
+
+    // Review in the diff editor: the whole file, Accept and Reject in its title bar.
+    await edit13.locator(".perm-review").click();
+    const diffEditor = page.locator(".monaco-diff-editor").first();
+    await diffEditor.waitFor({ timeout: 15_000 });
+    const accept = page.locator(".editor-actions .action-label[aria-label^='Accept Agent Edit']").first();
+    await accept.waitFor({ timeout: 10_000 });
+    await page.locator(".editor-actions .action-label[aria-label^='Reject Agent Edit']").first().waitFor();
+    const modified = ((await diffEditor.locator(".editor.modified .view-lines").textContent()) ?? "").replace(/\u00a0/g, " ");
+    assert.ok(modified.includes("line 1") && modified.includes("line 20") && modified.includes("LINE 13") && modified.includes("line 13b"), `the whole file after the edit: ${modified}`);
+    assert.match(await activeTabLabel(page), /review/);
+    await page.screenshot({ path: shot("e2e-11-review-editor") });
+    await page.locator(".part.editor").first().screenshot({ path: shot("readme-review-editor") });
+    await accept.click();
+    await edit13.locator(".status-badge", { hasText: "completed" }).waitFor({ timeout: 30_000 });
+    await page.locator(".tab", { hasText: "review the agent's edit" }).waitFor({ state: "detached", timeout: 10_000 });
+    assert.ok(readFileSync(join(WS, "app.txt"), "utf8").includes("LINE 13\nline 13b\n"));
+    // Open diff on the applied edit: the whole file before ↔ the file (not an excerpt numbered from 1).
+    await edit13.locator("button.open-diff").click();
+    await page.locator(".tab", { hasText: "before ↔ after the agent's edit" }).waitFor({ timeout: 15_000 });
+    const original = ((await page.locator(".monaco-diff-editor .editor.original .view-lines").first().textContent()) ?? "").replace(/\u00a0/g, " ");
+    assert.ok(original.includes("line 1") && original.includes("line 13") && original.includes("line 20") && !original.includes("LINE 13"), `the whole file before the edit: ${original}`);
+
+    // The next edit: rejected with a reason, which the card keeps, with the diff that was proposed.
+    const edit3 = view.locator("#card-call_edit3");
+    await edit3.locator(".perm-reason-toggle").click({ timeout: 30_000 });
+    await view.locator("#card-call_edit3 .perm-reason:focus").waitFor({ timeout: 5000 });
+    await page.keyboard.type("keep it lowercase");
+    await page.keyboard.press("Enter");
+    await edit3.locator(".status-badge", { hasText: "rejected" }).waitFor({ timeout: 30_000 });
+    assert.match((await edit3.locator(".permission.answered").textContent()) ?? "", /Reject: keep it lowercase/);
+    assert.deepEqual(await edit3.locator(".proposed .diff-line.add .code").allTextContents(), ["+LINE 3"]);
+    assert.ok(!readFileSync(join(WS, "app.txt"), "utf8").includes("LINE 3\n"), "a rejected edit changes nothing");
+
+    // The command that fails: its exit status is the outcome.
+    const fail = view.locator("#card-call_fail");
+    await fail.locator(".perm-btn.perm-allow_once").click({ timeout: 30_000 });
+    await fail.locator(".status-badge", { hasText: "exit 1" }).waitFor({ timeout: 30_000 });
+    await view.locator(".msg-agent", { hasText: "Review done" }).waitFor({ timeout: 30_000 });
+
+    // Undo the accepted edit from its card: the file is as it was.
+    await edit13.locator("button.undo").click();
+    await edit13.locator(".status-badge", { hasText: "undone" }).waitFor({ timeout: 10_000 });
+    assert.equal(readFileSync(join(WS, "app.txt"), "utf8"), APP);
+    await edit13.scrollIntoViewIfNeeded();
+    await page.screenshot({ path: shot("e2e-12-undone-and-rejected") });
+    await edit13.screenshot({ path: shot("readme-undone") });
+    await edit3.screenshot({ path: shot("readme-rejected") });
+  });
+
+  it("reopening the window three times reopens the same conversation; History lists one entry per conversation", async () => {
+    for (let i = 1; i <= 3; i++) {
+      await page.reload();
+      await page.locator(".monaco-workbench").waitFor({ timeout: 60_000 });
+      await runCommand(page, "ACP: Focus Agent View");
+      const view = agentView(page);
+      await view.locator("#card-call_edit13").waitFor({ timeout: 60_000 });
+      await view.locator(".conn-status", { hasText: "ready" }).waitFor({ timeout: 30_000 });
+      assert.match((await view.locator("#card-call_edit3 .permission.answered").textContent()) ?? "", /Reject: keep it lowercase/, `answers kept after reopening ${i}`);
+      assert.equal(((await view.locator("#card-call_edit3 .status-badge").textContent()) ?? "").trim(), "rejected");
+      assert.equal(((await view.locator(".session-title").textContent()) ?? "").trim(), "Capitalise beta in notes.txt and check it");
+    }
+    await page.screenshot({ path: shot("e2e-13-reopened") });
+    await viewAction(page, "Open Session from History").click();
+    const rows = page.locator(".quick-input-widget .quick-input-list .monaco-list-row");
+    await rows.first().waitFor({ timeout: 15_000 });
+    await page.waitForTimeout(300);
+    const labels = await rows.evaluateAll((els) => els.map((e) => (e.querySelector(".label-name")?.textContent ?? e.textContent ?? "").trim()));
+    await page.screenshot({ path: shot("e2e-14-history-after-reopening") });
+    await page.locator(".quick-input-widget").screenshot({ path: shot("readme-history") });
+    await page.keyboard.press("Escape");
+    // The conversation once (the empty session from "New" and the reopened windows add nothing).
+    assert.deepEqual(labels, ["Capitalise beta in notes.txt and check it"]);
+  });
+
+  it("keeps text contrast at 4.5:1 or more in light, dark and high-contrast themes", async () => {
+    const view = agentView(page);
+    for (const theme of ["Default Light Modern", "Default Dark Modern", "Default High Contrast"]) {
+      await editUserSettings(page, server.settingsFile, server.settingsWith({ "workbench.colorTheme": theme }));
+      await page.locator(`.monaco-workbench.${theme.includes("Light") ? "vs" : theme.includes("High") ? "hc-black" : "vs-dark"}`).waitFor({ timeout: 15_000 });
+      await page.waitForTimeout(500);
+      await view.locator("#card-call_fail").scrollIntoViewIfNeeded();
+      const texts = [
+        ...(await view.locator("#card-call_read .status-badge, #card-call_bash .status-badge").evaluateAll(renderedColours)),
+        ...(await view.locator("#card-call_fail .status-badge, #card-call_fail .exit-badge").evaluateAll(renderedColours)),
+        ...(await view.locator("#card-call_fail .term-out span").evaluateAll(renderedColours)),
+      ];
+      assert.ok(texts.some((t) => /exit 1/.test(t.label)) && texts.some((t) => /yellow/.test(t.label)) && texts.some((t) => /cyan/.test(t.label)), JSON.stringify(texts));
+      const themeName = theme.includes("Light") ? "light" : theme.includes("High") ? "hc" : "dark";
+      await page.screenshot({ path: shot(`e2e-15-contrast-${themeName}`) });
+      await view.locator("#card-call_fail").screenshot({ path: shot(`readme-contrast-${themeName}`) });
+      for (const t of texts) assert.ok(contrastOf(t) >= 4.5, `${theme}: ${t.label} has ${contrastOf(t).toFixed(2)}:1 (${t.color} on ${t.backgrounds.join(" / ")})`);
+    }
   });
 });

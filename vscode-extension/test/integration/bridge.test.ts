@@ -1,12 +1,16 @@
 /**
  * The extension's ACP client module against the REAL Python bridge on scripted models: approving an
- * edit changes the file, rejecting leaves it unchanged, cancel ends the turn `cancelled`, and a
- * read → edit → bash turn produces the cards the Agent view shows.
+ * edit changes the file, rejecting leaves it unchanged (with the user's reason reaching the agent), an
+ * approval's diff is numbered where it is in the file and rebuilds the whole file, cancel ends the turn
+ * `cancelled`, and a read → edit → bash turn produces the cards the Agent view shows.
  */
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import type { ToolCallContent, ToolCallLocation } from "../../shared/acp";
+import { blockAnchors, formatHunkHeader, hunks } from "../../shared/diff";
+import { editBlocksFor, editFile } from "../../shared/fileEdits";
 import { autoAnswer, bridgeSpec, connect, type Harness, until, workspace } from "./harness";
 
 const NOTES = "alpha\nbeta\ngamma\n";
@@ -52,6 +56,41 @@ describe("client module vs the real bridge", () => {
     assert.equal(readFileSync(join(ws, "notes.txt"), "utf8"), NOTES);
     assert.equal(h.store.state.cards.call_edit!.status, "failed");
     assert.deepEqual(h.writes, []);
+  });
+
+  it("a rejection's reason reaches the agent (`_meta.feedback`), and the card keeps the proposed diff", async () => {
+    const { h, ws } = await start("edit.json");
+    h.store.listen((event) => {
+      if (event.type === "permissionRequested") setTimeout(() => h.permissions.answer(event.requestId, "reject_once", "keep it lowercase"), 0);
+    });
+    await h.conn.prompt(h.sessionId, "capitalise beta");
+    assert.equal(readFileSync(join(ws, "notes.txt"), "utf8"), NOTES);
+    const card = h.store.state.cards.call_edit!;
+    assert.equal(card.status, "failed");
+    assert.match(JSON.stringify(card.content), /keep it lowercase/, "the agent heard the reason");
+    assert.ok(card.proposed?.some((c) => c.type === "diff" && c.newText.includes("BETA")), JSON.stringify(card.proposed));
+  });
+
+  it("the approval of an edit at line 13 carries what numbers its diff from line 10, and rebuilds the whole file", async () => {
+    const app = Array.from({ length: 20 }, (_, i) => `line ${i + 1}\n`).join("");
+    const ws = workspace({ "app.txt": app });
+    const h = await connect(bridgeSpec("edit13.json", ws), ws);
+    open.push(h);
+    let asked: { content: ToolCallContent[]; locations: ToolCallLocation[] } | undefined;
+    h.store.listen((event) => {
+      if (event.type !== "permissionRequested") return;
+      const card = h.store.state.cards[event.toolCall.toolCallId]!;
+      asked = structuredClone({ content: card.content, locations: card.locations });
+      setTimeout(() => h.permissions.answer(event.requestId, "allow_once"), 0);
+    });
+    await h.conn.prompt(h.sessionId, "go");
+    assert.ok(asked, "asked");
+    const diff = asked.content.find((c) => c.type === "diff");
+    assert.ok(diff && diff.type === "diff");
+    const [anchor] = blockAnchors([diff], asked.locations);
+    assert.equal(formatHunkHeader(hunks(diff.oldText, diff.newText, 3, anchor)[0]!), "@@ -10,7 +10,8 @@");
+    const proposed = editFile(app, editBlocksFor(asked.content, asked.locations, diff.path), "apply");
+    assert.deepEqual(proposed, { ok: true, text: readFileSync(join(ws, "app.txt"), "utf8") }, "the review's whole file is what the edit wrote");
   });
 
   it("cancel while an approval is open answers `cancelled` and ends the turn cancelled", async () => {

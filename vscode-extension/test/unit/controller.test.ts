@@ -5,7 +5,8 @@ import { build } from "esbuild";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import * as vscode from "vscode";
 import { TerminalManager } from "../../src/acp/terminals";
-import { SessionController } from "../../src/controller";
+import { type ControllerDeps, type KeyValueStore, SessionController } from "../../src/controller";
+import { SessionArchive } from "../../src/sessionArchive";
 import { PermissionBroker } from "../../src/permissions";
 import { pickHistory } from "../../src/pickers";
 import { SessionStore } from "../../src/store";
@@ -20,12 +21,24 @@ beforeAll(async () => {
   vi.spyOn(vscode.workspace, "getConfiguration").mockReturnValue({ get: (k: string, d?: unknown) => settings[k] ?? d } as unknown as vscode.WorkspaceConfiguration);
 });
 
-function controller(historyDir?: string) {
+function controller(historyDir?: string, extra: Partial<ControllerDeps> = {}) {
   const store = new SessionStore();
   const output = { append: vi.fn(), appendLine: vi.fn(), show: vi.fn() } as unknown as vscode.OutputChannel;
   const permissions = new PermissionBroker(store, undefined);
-  const c = new SessionController({ store, permissions, terminals: new TerminalManager(), output, version: "0", historyDir });
+  const c = new SessionController({ store, permissions, terminals: new TerminalManager(), output, version: "0", historyDir, ...extra });
   return { c, store, output };
+}
+
+/** The workspace state a window keeps (VS Code's Memento), shared by the "windows" of a test. */
+function memory(): KeyValueStore {
+  const values = new Map<string, unknown>();
+  return { get: <T>(k: string) => values.get(k) as T | undefined, update: async (k, v) => void values.set(k, v) };
+}
+
+/** The fake agent keeping its sessions in a file, so a new process (a reopened window) still has them. */
+function persistentFake(env: Record<string, string> = {}): Record<string, unknown> {
+  const state = join(mkdtempSync(join(tmpdir(), "acp-fake-state-")), "sessions.json");
+  return { agent: "fake", agents: [{ name: "fake", command: process.execPath, args: [agentJs], env: { FAKE_AGENT_STATE: state, ...env } }] };
 }
 
 /** Runs `fn` with other settings in place, then restores the suite's. */
@@ -139,6 +152,69 @@ describe("session controller", () => {
       expect(store.state.canLoadSessions).toBe(true);
       await c.dispose();
     });
+  });
+
+  it("opening the view three times reopens the last conversation; no empty session is created", async () => {
+    await withSettings(persistentFake(), async () => {
+      const mem = memory();
+      const first = controller(undefined, { memory: mem });
+      await first.c.openLastOrNew(); // a new user: a new session
+      await first.c.prompt("first question");
+      const id = first.store.state.sessionId;
+      await first.c.dispose();
+      for (let reopen = 1; reopen <= 3; reopen++) {
+        const w = controller(undefined, { memory: mem });
+        expect(await w.c.openLastOrNew()).toBe(id);
+        expect(w.store.state.timeline.map((i) => (i.type === "user" || i.type === "agent" ? i.text : i.type))).toEqual(["first question", "ok"]);
+        expect(w.store.state.title).toBe("first question");
+        const { sessions } = await w.c.connection!.listSessions(w.c.cwd);
+        expect(sessions.map((s) => s.sessionId)).toEqual([id]);
+        await w.c.dispose();
+      }
+    });
+  });
+
+  it("a session without a prompt is not reopened: the next window starts its own", async () => {
+    await withSettings(persistentFake(), async () => {
+      const mem = memory();
+      const a = controller(undefined, { memory: mem });
+      const empty = await a.c.openLastOrNew();
+      await a.c.dispose();
+      const b = controller(undefined, { memory: mem });
+      expect(await b.c.openLastOrNew()).not.toBe(empty);
+      await b.c.dispose();
+    });
+  });
+
+  it("resumes with session/resume when the agent offers it, showing the view the client kept", async () => {
+    await withSettings(persistentFake({ FAKE_AGENT_RESUME: "1" }), async () => {
+      const mem = memory();
+      const archive = new SessionArchive(mkdtempSync(join(tmpdir(), "acp-views-")));
+      const a = controller(undefined, { memory: mem, archive });
+      await a.c.prompt("remember me");
+      const id = a.store.state.sessionId;
+      await archive.flushed();
+      await a.c.dispose();
+      const b = controller(undefined, { memory: mem, archive });
+      expect(b.c.connection).toBeUndefined();
+      expect(await b.c.openLastOrNew()).toBe(id);
+      expect(b.c.connection!.canResumeSession && !b.c.connection!.canLoadSession).toBe(true);
+      expect(b.store.state.timeline.map((i) => (i.type === "user" || i.type === "agent" ? i.text : i.type))).toEqual(["remember me", "ok"]);
+      await b.c.prompt("and then");
+      expect(b.store.state.stopReason).toBe("end_turn");
+      await b.c.dispose();
+    });
+  });
+
+  it("tells the agent about an undone edit with the next prompt, after the user's text", async () => {
+    const { c } = controller();
+    await c.ensureSession();
+    const sent = vi.spyOn(c.connection!, "prompt");
+    c.noteForAgent("(The user undid your edit.)");
+    await c.prompt("next");
+    await c.prompt("after");
+    expect(sent.mock.calls.map((call) => call.slice(1))).toEqual([["next", ["(The user undid your edit.)"]], ["after", []]]);
+    await c.dispose();
   });
 
   it("reports an agent that cannot be started", async () => {

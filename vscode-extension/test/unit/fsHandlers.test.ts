@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import * as vscode from "vscode";
-import { readTextFile, writeTextFile } from "../../src/fsHandlers";
+import { changedSpan, readTextFile, writeTextFile } from "../../src/fsHandlers";
 
 vi.mock("vscode", async () => (await import("jest-mock-vscode")).createVSCodeMock(vi));
 
@@ -94,5 +94,14 @@ describe("fs/write_text_file", () => {
     vi.mocked(vscode.workspace.applyEdit).mockResolvedValueOnce(false);
     await expect(writeTextFile({ sessionId: "s", path, content: "y" })).rejects.toMatchObject({ code: -32603 });
     expect(readFileSync(path, "utf8")).toBe("x");
+  });
+});
+
+describe("the smallest edit", () => {
+  it("replaces only the changed span, so undo is as small as the change", () => {
+    expect(changedSpan("alpha\nbeta\ngamma\n", "alpha\nBETA\ngamma\n")).toEqual({ start: 6, end: 10, text: "BETA" });
+    expect(changedSpan("abc", "abc")).toEqual({ start: 3, end: 3, text: "" });
+    expect(changedSpan("aXa", "aa")).toEqual({ start: 1, end: 2, text: "" });
+    expect(changedSpan("", "new")).toEqual({ start: 0, end: 0, text: "new" });
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { RequestPermissionRequest } from "../../shared/acp";
-import { PermissionBroker } from "../../src/permissions";
+import { type ApprovalPrompt, PermissionBroker, questionText } from "../../src/permissions";
 import { SessionStore } from "../../src/store";
 
 const request: RequestPermissionRequest = {
@@ -20,16 +20,46 @@ function deferred<T>() {
 }
 
 describe("permission flow", () => {
-  it("shows the question in the card and as a notification with the same options", async () => {
+  it("shows every option in the card, and only the one-time choices, short, in the notification", async () => {
     const store = new SessionStore();
-    const asked: Array<{ message: string; names: string[] }> = [];
-    const broker = new PermissionBroker(store, (message, names) => {
-      asked.push({ message, names });
+    const asked: ApprovalPrompt[] = [];
+    const broker = new PermissionBroker(store, (prompt) => {
+      asked.push(prompt);
+      return new Promise(() => {});
+    });
+    void broker.request({ ...request, options: [...request.options, { optionId: "rj", name: "Always reject `edit` on notes.txt (this session)", kind: "reject_always" }] });
+    expect(store.state.cards.c1!.permission!.options.map((o) => o.optionId)).toEqual(["allow_once", "allow_always", "reject_once", "rj"]);
+    expect(asked.map((a) => ({ message: a.message, choices: a.choices }))).toEqual([
+      { message: "Agent wants to edit notes.txt", choices: [{ label: "Allow once", optionId: "allow_once" }, { label: "Reject", optionId: "reject_once" }] },
+    ]);
+  });
+
+  it("tells the notification when the question is settled anywhere, so it can close", async () => {
+    const store = new SessionStore();
+    let settled: Promise<string> | undefined;
+    const broker = new PermissionBroker(store, (prompt) => {
+      settled = prompt.settled;
       return new Promise(() => {});
     });
     void broker.request(request);
-    expect(store.state.cards.c1!.permission!.options.map((o) => o.optionId)).toEqual(["allow_once", "allow_always", "reject_once"]);
-    expect(asked).toEqual([{ message: "Agent wants to run: Edit notes.txt", names: ["Allow once", "Always allow", "Reject"] }]);
+    broker.answer(store.state.cards.c1!.permission!.requestId, "allow_once");
+    await expect(settled).resolves.toBe("allow_once");
+  });
+
+  it("sends a rejection's reason as _meta.feedback and keeps it on the card", async () => {
+    const store = new SessionStore();
+    const broker = new PermissionBroker(store, undefined);
+    const pending = broker.request(request);
+    broker.answer(store.state.cards.c1!.permission!.requestId, "reject_once", "  keep the old name  ");
+    await expect(pending).resolves.toEqual({ outcome: { outcome: "selected", optionId: "reject_once", _meta: { feedback: "keep the old name" } } });
+    expect(store.state.cards.c1!.permission).toMatchObject({ outcome: "reject_once", feedback: "keep the old name" });
+  });
+
+  it("words the question after the tool's kind", () => {
+    expect(questionText("edit", "Edit src/app.py")).toBe("Agent wants to edit src/app.py");
+    expect(questionText("execute", "npm test")).toBe("Agent wants to run: npm test");
+    expect(questionText("fetch", "https://example.com")).toBe("Agent wants to fetch https://example.com");
+    expect(questionText(undefined, "Do a thing")).toBe("Agent wants to run: Do a thing");
   });
 
   it("an answer from the card resolves the request with the selected option", async () => {
@@ -48,7 +78,7 @@ describe("permission flow", () => {
     const broker = new PermissionBroker(store, () => toast.promise);
     const pending = broker.request(request);
     broker.answer(store.state.cards.c1!.permission!.requestId, "allow_once");
-    toast.resolve("Reject");
+    toast.resolve("reject_once");
     await expect(pending).resolves.toEqual({ outcome: { outcome: "selected", optionId: "allow_once" } });
     await new Promise((r) => setTimeout(r, 0));
     expect(store.state.cards.c1!.permission!.outcome).toBe("allow_once");
@@ -56,8 +86,8 @@ describe("permission flow", () => {
 
   it("a notification answer wins when it comes first", async () => {
     const store = new SessionStore();
-    const broker = new PermissionBroker(store, async () => "Always allow");
-    await expect(broker.request(request)).resolves.toEqual({ outcome: { outcome: "selected", optionId: "allow_always" } });
+    const broker = new PermissionBroker(store, async () => "allow_once");
+    await expect(broker.request(request)).resolves.toEqual({ outcome: { outcome: "selected", optionId: "allow_once" } });
     expect(broker.answer(store.state.cards.c1!.permission!.requestId, "reject_once")).toBe(false);
   });
 

@@ -259,3 +259,68 @@ describe("session reducer: session-level updates", () => {
     expect(s.connection.error).toBe("boom");
   });
 });
+
+describe("session reducer: what this view adds", () => {
+  it("shows the agent's note on the card and keeps it out of the terminal output", () => {
+    const note = "Allowed by your rule: the command `ls` (this session).";
+    const s = stateAfter(
+      toolCall("b", { kind: "execute", _meta: { terminal_info: { terminal_id: "b" } } }),
+      toolUpdate("b", { _meta: { terminal_output: { terminal_id: "b", data: "a.txt\n" } } }),
+      toolUpdate("b", { status: "completed", _meta: { acpBridge: { tool: "bash", note }, terminal_output: { terminal_id: "b", data: `${note}\r\n` }, terminal_exit: { terminal_id: "b", exit_code: 0, signal: null } } }),
+    );
+    expect(s.cards.b!.note).toBe(note);
+    expect(s.terminals.b!.output).toBe("a.txt\n");
+  });
+
+  it("keeps the proposed diff of an edit whose failure update replaces it", () => {
+    const diff = { type: "diff", path: "/ws/a.txt", oldText: "a\n", newText: "b\n" };
+    const s = stateAfter(toolCall("e", { kind: "edit", content: [diff] }), toolUpdate("e", { status: "failed", content: [{ type: "content", content: text("The user rejected this edit call.") }] }));
+    expect(s.cards.e!.proposed).toEqual([diff]);
+    expect(s.cards.e!.content).toHaveLength(1);
+  });
+
+  it("titles the session from its first prompt until the agent names it", () => {
+    const s = stateAfter({ type: "userPrompt", text: "  Fix the\nflaky test  " }, { type: "userPrompt", text: "and more" });
+    expect(s.title).toBe("Fix the flaky test");
+    applyEvent(s, update({ sessionUpdate: "session_info_update", title: "Flaky test fix" }));
+    applyEvent(s, { type: "userPrompt", text: "again" });
+    expect(s.title).toBe("Flaky test fix");
+    const replayed = stateAfter(update({ sessionUpdate: "user_message_chunk", content: text("Replayed prompt") }));
+    expect(replayed.title).toBe("Replayed prompt");
+  });
+
+  it("retires a finished plan from the footer when the next prompt starts", () => {
+    const done = [{ content: "x", status: "completed" as const, priority: "high" as const }];
+    const s = stateAfter(update({ sessionUpdate: "plan", entries: done }));
+    expect(applyEvent(s, { type: "userPrompt", text: "next" }).plan).toBe(true);
+    expect(s.plan).toEqual([]);
+    const open = stateAfter(update({ sessionUpdate: "plan", entries: [{ ...done[0]!, status: "in_progress" }] }), { type: "userPrompt", text: "next" });
+    expect(open.plan).toHaveLength(1);
+  });
+
+  it("puts a restored answer on a replayed card that asked nothing, and never over a live answer", () => {
+    const s = stateAfter(toolCall("e"), { type: "answerRestored", toolCallId: "e", label: "Allow once" });
+    expect(s.cards.e!.permission).toMatchObject({ outcome: "restored", label: "Allow once" });
+    applyEvent(s, { type: "answerRestored", toolCallId: "e", label: "Reject" });
+    expect(s.cards.e!.permission!.label).toBe("Allow once");
+    expect(applyEvent(s, { type: "answerRestored", toolCallId: "missing", label: "x" })).toEqual({});
+  });
+
+  it("restores a kept view (session/resume) with its open questions closed", () => {
+    const kept = stateAfter({ type: "userPrompt", text: "hi" }, toolCall("e"), { type: "permissionRequested", requestId: "p", toolCall: { toolCallId: "e" }, options: [] });
+    const s = stateAfter();
+    s.connection = { status: "ready", agentName: "a" };
+    expect(applyEvent(s, { type: "viewRestored", view: structuredClone(kept) }).reset).toBe(true);
+    expect(s.timeline.map((i) => i.type)).toEqual(["user", "tool"]);
+    expect(s.cards.e!.permission!.outcome).toBe("cancelled");
+    expect(s.connection.status).toBe("ready");
+    expect(s.title).toBe("hi");
+  });
+
+  it("records an undo and its failure on the card", () => {
+    const s = stateAfter(toolCall("e"), { type: "undoFailed", toolCallId: "e", reason: "Cannot undo: changed" });
+    expect(s.cards.e!.undo).toEqual({ state: "failed", reason: "Cannot undo: changed" });
+    applyEvent(s, { type: "editUndone", toolCallId: "e" });
+    expect(s.cards.e!.undo).toEqual({ state: "undone" });
+  });
+});

@@ -1,0 +1,143 @@
+/**
+ * How a tool card presents itself, as pure decisions the webview renders and the tests check: its
+ * outcome badge (a command's exit status is its outcome), whether it is a plan update (shown as one
+ * line, the plan itself lives in the footer), whether its body starts collapsed, and how its approval
+ * options are laid out (the one-time choices first, "always" ones apart and quieter).
+ */
+import type { PermissionOption } from "./acp";
+import type { SessionState, TerminalView, ToolCard } from "./state";
+import { cardTerminalIds } from "./reducer";
+import { exitBadge } from "./terminalText";
+
+export type OutcomeTone = "ok" | "bad" | "stopped" | "running" | "pending" | "attention";
+
+export interface Outcome {
+  text: string;
+  tone: OutcomeTone;
+}
+
+/** Whether the card waits for the user's answer. */
+export function isAwaiting(card: ToolCard): boolean {
+  return !!card.permission && card.permission.outcome === undefined;
+}
+
+export function wasRejected(card: ToolCard): boolean {
+  const p = card.permission;
+  if (!p || p.outcome === undefined || p.outcome === "cancelled") return false;
+  const kind = p.kind ?? p.options.find((o) => o.optionId === p.outcome)?.kind;
+  return kind === "reject_once" || kind === "reject_always";
+}
+
+/**
+ * The badge: awaiting approval, running, the exit status of a finished command when it is not 0 (a
+ * command that exits 1 did not succeed, whatever the call's status), rejected, undone, else the status.
+ */
+export function cardOutcome(card: ToolCard, terminals: Record<string, TerminalView>): Outcome {
+  if (isAwaiting(card)) return { text: "awaiting approval", tone: "attention" };
+  if (card.undo?.state === "undone") return { text: "undone", tone: "stopped" };
+  if (card.status === "pending") return { text: "pending", tone: "pending" };
+  if (card.status === "in_progress") return { text: "running", tone: "running" };
+  if (card.status === "cancelled") return { text: "cancelled", tone: "stopped" };
+  if (card.status === "failed") return { text: wasRejected(card) ? "rejected" : "failed", tone: "bad" };
+  const exit = commandExit(card, terminals);
+  if (exit && (exit.signal || (exit.exitCode !== null && exit.exitCode !== 0))) return { text: exitBadge(exit).text, tone: "bad" };
+  return { text: "completed", tone: "ok" };
+}
+
+/** A finished command's exit: from its terminal, else from the agent's raw output (`exitCode`, `signal`). */
+function commandExit(card: ToolCard, terminals: Record<string, TerminalView>): { exitCode: number | null; signal: string | null } | undefined {
+  for (const id of cardTerminalIds(card)) {
+    const exit = terminals[id]?.exit;
+    if (exit) return exit;
+  }
+  const raw = card.rawOutput;
+  if (typeof raw === "object" && raw !== null && "exitCode" in raw) {
+    const r = raw as { exitCode?: unknown; signal?: unknown };
+    const code = typeof r.exitCode === "number" ? r.exitCode : null;
+    const signal = typeof r.signal === "string" ? r.signal : null;
+    if (code !== null || signal !== null) return { exitCode: code, signal };
+  }
+  return undefined;
+}
+
+/** A plan update (`todo_write`): the plan shows in the footer, so its card is a single line. */
+export function isPlanCard(card: ToolCard): boolean {
+  return card.tool === "todo_write" || (card.kind === "think" && card.title === "Update plan");
+}
+
+/** Bodies longer than this many lines start collapsed for reads, searches and fetches. */
+export const LONG_BODY_LINES = 12;
+
+/**
+ * Whether a card's body starts collapsed: a finished read, search or fetch with a long body (its
+ * header and locations stay, the text is one click away). Edits, commands and anything awaiting an
+ * answer stay open.
+ */
+export function startsCollapsed(card: ToolCard): boolean {
+  if (isAwaiting(card) || card.status === "pending" || card.status === "in_progress") return false;
+  if (!["read", "search", "fetch"].includes(card.kind)) return false;
+  let lines = 0;
+  for (const c of card.content) {
+    if (c.type !== "content") continue;
+    const b = c.content;
+    const text = b.type === "text" ? b.text : b.type === "resource" && "text" in b.resource ? b.resource.text : "";
+    lines += text.split("\n").length;
+  }
+  return lines > LONG_BODY_LINES;
+}
+
+export interface ApprovalLayout {
+  /** Shown as buttons: allow once (the primary action) then reject once. */
+  main: PermissionOption[];
+  /** The "always" choices, behind a disclosure: they outlive this one call. */
+  always: PermissionOption[];
+  /** The option a typed reason goes with (`_meta.feedback`). */
+  reject?: PermissionOption;
+}
+
+export function approvalLayout(options: readonly PermissionOption[]): ApprovalLayout {
+  const order = { allow_once: 0, reject_once: 1, allow_always: 2, reject_always: 3 } as const;
+  const sorted = [...options].sort((a, b) => (order[a.kind] ?? 9) - (order[b.kind] ?? 9));
+  const main = sorted.filter((o) => o.kind === "allow_once" || o.kind === "reject_once");
+  const always = sorted.filter((o) => o.kind === "allow_always" || o.kind === "reject_always");
+  // An agent that offers only "always" options still gets buttons.
+  if (main.length === 0) return { main: always, always: [], reject: always.find((o) => o.kind.startsWith("reject")) };
+  return { main, always, reject: sorted.find((o) => o.kind === "reject_once") ?? sorted.find((o) => o.kind === "reject_always") };
+}
+
+/** A short label for a button: the option's kind in two words (the full name stays as its tooltip). */
+export function shortLabel(option: PermissionOption): string {
+  switch (option.kind) {
+    case "allow_once":
+      return "Allow once";
+    case "reject_once":
+      return "Reject";
+    case "allow_always":
+      return "Always allow";
+    case "reject_always":
+      return "Always reject";
+    default:
+      return option.name;
+  }
+}
+
+/** The words of an answer on a card: "Allowed once", "Rejected: too risky", "Cancelled". */
+export function answerText(card: ToolCard): string | undefined {
+  const p = card.permission;
+  if (!p || p.outcome === undefined) return undefined;
+  const reason = p.feedback ? `: ${p.feedback}` : "";
+  if (p.label) return `${p.label}${reason}`;
+  if (p.outcome === "cancelled") return "Cancelled";
+  const option = p.options.find((o) => o.optionId === p.outcome);
+  return `${option?.name ?? p.outcome}${reason}`;
+}
+
+/** Cards waiting for an answer, oldest first. */
+export function pendingApprovals(state: SessionState): ToolCard[] {
+  const out: ToolCard[] = [];
+  for (const item of state.timeline) {
+    const card = item.type === "tool" ? state.cards[item.id] : undefined;
+    if (card && isAwaiting(card)) out.push(card);
+  }
+  return out;
+}
