@@ -179,3 +179,20 @@ async def test_load_restores_the_permission_mode_and_remembered_rules(
     cards = fold_cards(again.updates(session_id))
     assert cards["b2"]["status"] == "completed" and cards["w1"]["status"] == "completed"
     assert (workspace / "new.txt").read_text() == "hi\n"
+
+
+async def test_a_session_without_a_prompt_leaves_no_log_and_is_never_listed(
+    bridges: StartBridge, tmp_path: Path, workspace: Path
+) -> None:
+    # An editor that opens a session on every window reopen must not fill the history with empty ones.
+    state = tmp_path / "state"
+    script = write_script(tmp_path / "script.json", [[{"text": "Hi."}]])
+    bridge = await bridges("--state-dir", str(state), model=script)
+    await bridge.initialize()
+    for _ in range(3):
+        await bridge.new_session(workspace)
+    used = await bridge.new_session(workspace)
+    assert await bridge.prompt(used, "hello") == "end_turn"
+    listed = await bridge.conn.list_sessions(cwd=str(workspace))
+    assert [info.session_id for info in listed.sessions] == [used]
+    assert sorted(p.name for p in (state / "sessions").glob("*.jsonl")) == [f"{used}.jsonl"]
