@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .settings import CODE_MODES, DEFAULT_CODE_MODE, DEFAULT_MAX_STEPS, MODES
+from .version import version_text
 
 if TYPE_CHECKING:
     from registry_core import ToolDefinition
@@ -426,6 +427,18 @@ def _run_demo(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _add_doctor(parser: argparse.ArgumentParser) -> None:
+    from .doctor import add_arguments
+
+    add_arguments(parser)
+
+
+def _run_doctor(args: argparse.Namespace) -> int:
+    from .doctor import run
+
+    return run(args)
+
+
 def _add_lsp(parser: argparse.ArgumentParser) -> None:
     from .lsp.command import add_arguments
 
@@ -451,6 +464,9 @@ COMMANDS: dict[str, Command] = {
     "lsp": Command("serve the agent to LSP-only editors on stdio (Neovim, Helix, eglot)", _add_lsp, _run_lsp),
     "login": Command("store an endpoint's API key (asked for hidden, then checked)", _add_login, _run_login),
     "logout": Command("remove the stored API key of an endpoint", _add_logout, _run_logout),
+    "doctor": Command(
+        "check what the bridge needs here, and how to fix what is missing", _add_doctor, _run_doctor
+    ),
 }
 
 
@@ -460,6 +476,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="acp-bridge", description="Show an AI agent's tool calls live in code editors (ACP over stdio)."
     )
+    parser.add_argument("--version", action="version", version=version_text())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, command in COMMANDS.items():
         subparser = sub.add_parser(name, help=command.help, description=command.help)
@@ -470,7 +487,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
-    if not words or (words[0] not in COMMANDS and words[0] not in ("-h", "--help")):
+    if not words or (words[0] not in COMMANDS and words[0] not in ("-h", "--help", "--version")):
         # No command (or only options) means `serve`: what an editor configured for "the bridge" runs.
         words = ["serve", *words]
     args: Any = build_parser(only=words[0] if words[0] in COMMANDS else "").parse_args(words)
