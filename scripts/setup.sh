@@ -33,4 +33,7 @@ fi
 echo "uv: using $uv ($("$uv" --version))" >&2
 # --locked: fail if pyproject.toml and uv.lock disagree (run `uv lock` after changing a dependency),
 # rather than quietly installing something else than what was tested. The machine's Python only.
-UV_PYTHON_DOWNLOADS=never "$uv" sync --locked --extra dev --python "$py"
+# --compile-bytecode, as pip does: with PYTHONDONTWRITEBYTECODE set (CI), every bridge and MCP server a
+# test spawns would otherwise compile its libraries from source again (seconds each, past start-up
+# timeouts on a busy 2-core machine).
+UV_PYTHON_DOWNLOADS=never "$uv" sync --locked --compile-bytecode --extra dev --python "$py"

@@ -72,6 +72,8 @@ def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     }
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p and p != venv_bin)
     env["UV_PYTHON_DOWNLOADS"] = "never"  # only this machine's interpreters
+    # uvx's environments get bytecode as pip's do (PYTHONDONTWRITEBYTECODE would recompile every run).
+    env["UV_COMPILE_BYTECODE"] = "1"
     env["NO_COLOR"] = "1"
     env.update(extra or {})
     return env

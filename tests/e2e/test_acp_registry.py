@@ -29,7 +29,7 @@ ENTRY = REPO / "packaging" / "acp-registry"
 ANSWER_TIMEOUT_S = 120
 # What the registry's auth check passes to the agent (client.py, AGENT_ENV_PASSTHROUGH), besides a fresh
 # HOME (uv's cache is this user's, so a run reuses uv's downloads).
-PASSTHROUGH = ("CI", "PATH", "SSL_CERT_DIR", "SSL_CERT_FILE", "TMPDIR")
+PASSTHROUGH = ("CI", "PATH", "SSL_CERT_DIR", "SSL_CERT_FILE", "TMPDIR", "UV_COMPILE_BYTECODE")
 # The registry CI's `initialize` params (client.py, run_auth_check).
 REGISTRY_INITIALIZE = {
     "protocolVersion": 1,
