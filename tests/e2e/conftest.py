@@ -109,9 +109,8 @@ def _source_files() -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def wheel(uv: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`uv build` (sdist, then the wheel from the sdist) of a copy of the checkout's files: the wheel a
-    release or the VS Code extension would ship."""
+def wheel_source(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the checkout's files that go into the sdist and the wheel."""
     source = tmp_path_factory.mktemp("source")
     for name in _source_files():
         if name.startswith(("vscode-extension/", "tests/", "benchmarks/")):
@@ -119,7 +118,12 @@ def wheel(uv: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
         target = source / name
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(REPO / name, target)
-    out = tmp_path_factory.mktemp("dist")
+    return source
+
+
+def build_wheel(uv: str, source: Path, out: Path) -> Path:
+    """`uv build` (the sdist, then the wheel from the sdist), as `make wheel` does, with a fixed
+    SOURCE_DATE_EPOCH."""
     done = subprocess.run(
         [uv, "build", "--out-dir", str(out), str(source)],
         env=clean_env({"SOURCE_DATE_EPOCH": "315532800"}),
@@ -132,3 +136,9 @@ def wheel(uv: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert done.returncode == 0, done.stderr
     (built,) = out.glob("acp_bridge-*-py3-none-any.whl")
     return built
+
+
+@pytest.fixture(scope="session")
+def wheel(uv: str, wheel_source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel a release or the VS Code extension would ship."""
+    return build_wheel(uv, wheel_source, tmp_path_factory.mktemp("dist"))

@@ -20,7 +20,7 @@ import pytest
 
 from acp_bridge import __version__
 
-from .conftest import REPO, clean_env, python_executable, uvx_executable
+from .conftest import REPO, build_wheel, clean_env, python_executable, uvx_executable
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -68,6 +68,14 @@ def installed(
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return Installed(how, (str(venv / "bin" / "acp-bridge"),), (str(venv / "bin" / "python"),), cwd)
+
+
+def test_building_the_wheel_again_gives_the_same_bytes(
+    wheel: Path, uv: str, wheel_source: Path, tmp_path: Path
+) -> None:
+    again = build_wheel(uv, wheel_source, tmp_path)
+    assert again.name == wheel.name
+    assert again.read_bytes() == wheel.read_bytes()
 
 
 def _run(installed: Installed, *args: str) -> subprocess.CompletedProcess[str]:
