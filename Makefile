@@ -1,10 +1,12 @@
 # Every target sets itself up: a fresh clone needs nothing before `make demo` or `make test`.
-PY      ?= python3.11
+# Set-up (scripts/setup.sh) picks a Python 3.11+ on PATH (PY=/path/to/python overrides; it says which),
+# installs uv from PyPI if it is missing, and syncs .venv to uv.lock: the exact tested set.
+PY      ?=
 VENV    := .venv
 BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 
-.PHONY: demo test test-python test-extension lint types bench setup clean
+.PHONY: demo test test-python test-extension lint types bench setup wheel clean
 
 demo: $(STAMP)
 	$(BIN)/acp-bridge demo
@@ -13,11 +15,8 @@ test: lint types test-python test-extension
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
-	@command -v $(PY) >/dev/null || { echo "need $(PY) on PATH" >&2; exit 1; }
-	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+$(STAMP): pyproject.toml uv.lock scripts/setup.sh scripts/find-python.sh scripts/system-deps.sh
+	PY="$(PY)" bash scripts/setup.sh
 	bash scripts/system-deps.sh
 	touch $(STAMP)
 
@@ -37,5 +36,12 @@ test-extension: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
+# dist/acp_bridge-<version>-py3-none-any.whl (and the sdist), built from a fresh copy of the sdist. The
+# same commit gives the same wheel bytes: timestamps come from the commit, the build backend is pinned.
+wheel: $(STAMP)
+	rm -f dist/acp_bridge-*
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || echo 315532800) $(BIN)/uv build --out-dir dist
+	@ls dist/acp_bridge-*.whl
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .tools .pytest_cache .mypy_cache .ruff_cache dist build *.egg-info

@@ -21,6 +21,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+from .version import version_text
+
 # Every function below imports its subcommand's module when called: building the parser and `--help`
 # must not pay for the core, the faces or the demo.
 
@@ -99,12 +101,27 @@ class Command(NamedTuple):
     run: Callable[[argparse.Namespace], int]
 
 
+def _add_doctor(parser: argparse.ArgumentParser) -> None:
+    from .doctor import add_arguments
+
+    add_arguments(parser)
+
+
+def _run_doctor(args: argparse.Namespace) -> int:
+    from .doctor import run
+
+    return run(args)
+
+
 COMMANDS: dict[str, Command] = {
     "serve": Command("run the ACP agent on stdio (what an editor spawns)", _add_serve, _run_serve),
     "demo": Command("watch the agent work: a terminal client drives `serve` offline", _add_demo, _run_demo),
     "lsp": Command("serve the agent to LSP-only editors on stdio (Neovim, Helix, eglot)", _add_lsp, _run_lsp),
     "login": Command("store an endpoint's API key (asked for hidden, then checked)", _add_login, _run_login),
     "logout": Command("remove the stored API key of an endpoint", _add_logout, _run_logout),
+    "doctor": Command(
+        "check what the bridge needs here, and how to fix what is missing", _add_doctor, _run_doctor
+    ),
 }
 
 
@@ -114,6 +131,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="acp-bridge", description="Show an AI agent's tool calls live in code editors (ACP over stdio)."
     )
+    parser.add_argument("--version", action="version", version=version_text())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, command in COMMANDS.items():
         subparser = sub.add_parser(name, help=command.help, description=command.help)
@@ -124,7 +142,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
-    if not words or (words[0] not in COMMANDS and words[0] not in ("-h", "--help")):
+    if not words or (words[0] not in COMMANDS and words[0] not in ("-h", "--help", "--version")):
         # No command (or only options) means `serve`: what an editor configured for "the bridge" runs.
         words = ["serve", *words]
     args: Any = build_parser(only=words[0] if words[0] in COMMANDS else "").parse_args(words)

@@ -198,9 +198,7 @@ async def _stop(command: Command, exited: asyncio.Future[int]) -> None:
         await asyncio.wait([exited], timeout=2.0)
 
 
-async def _stop_unwatched(
-    command: Command, spawn: asyncio.Future[asyncio.subprocess.Process]
-) -> None:
+async def _stop_unwatched(command: Command, spawn: asyncio.Future[asyncio.subprocess.Process]) -> None:
     """Cancelled before the command's output was being read: stop whatever the spawn started (its
     processes are the command's, whether or not the shell's pid was known yet) and reap the shell."""
     try:
