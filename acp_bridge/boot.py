@@ -3,13 +3,14 @@
 - `add_core_arguments`: the options both faces accept (model, permission policy, diagnostics, MCP servers).
 - `claim_and_set_up`: claims stdio first (`stdio.claim_stdio`), so nothing printed while the tools and
   the model are set up (an `--extra-tools` module's import included) can reach the protocol; then
-  `core_setup`: logging, the checks the parser cannot make (`check_core_arguments`), then `load_core`:
+  `core_setup`: logging, the checks the parser cannot make (`check_core_arguments`), the
+  `--mcp-config` file read (`load_mcp_config`), then `load_core`:
   the API key taken out of the environment before any tool can run (`credentials`), the process made
   the reaper of its tools' orphans (`processes`), then the model (`load_model`; one that cannot be
   configured becomes a `FailedBackend`, so the editor sees the error on the first prompt; a missing key
-  is no such error, since a login may store one while we run), the tools (`load_tools`), the MCP servers
-  of `--mcp-config` (`load_mcp_config`), the policy and the model controls (price, compaction, vision,
-  Code Mode), and the session store in the state directory (`state_dir`) unless `--no-history`.
+  is no such error, since a login may store one while we run), the tools (`load_tools`), the policy and
+  the model controls (price, compaction, vision, Code Mode), and the session store in the state
+  directory (`state_dir`) unless `--no-history`.
   `load_core` touches no event loop: the ACP face runs it in a worker thread after answering
   `initialize`, which it answers from the arguments alone (`model_endpoint`: whether the model needs a
   key, and for which endpoint).
@@ -319,17 +320,18 @@ def check_core_arguments(args: argparse.Namespace) -> None:
 
 
 def core_setup(args: argparse.Namespace) -> CoreSetup:
-    """Logging and the checks of the arguments, then `load_core`."""
+    """Logging, the checks of the arguments and the `--mcp-config` file, then `load_core`."""
     configure_logging(args.log_level, args.log_file)
     check_core_arguments(args)
-    return load_core(args)
+    return load_core(args, load_mcp_config(args.mcp_config))
 
 
-def load_core(args: argparse.Namespace) -> CoreSetup:
+def load_core(args: argparse.Namespace, mcp_servers: ServerList | None) -> CoreSetup:
     """The process's own hygiene (secrets out of the environment, orphans adopted), then model, tools and
-    policy from the parsed (and checked) core arguments. Touches no event loop, so a face may run it in a
-    worker thread while it serves (the ACP face does: `serve.py`). Raises SystemExit with a message for a
-    bad `--extra-tools` or `--mcp-config`."""
+    policy from the parsed (and checked) core arguments; `mcp_servers`: the `--mcp-config` servers, read
+    before (`load_mcp_config`), so a bad file stops a face before it serves. Touches no event loop, so a
+    face may run it in a worker thread while it serves (the ACP face does: `serve.py`). Raises SystemExit
+    with a message for a bad `--extra-tools`."""
     from .credentials import claim_secrets
     from .models.catalog import Price
     from .permissions import PolicyConfig
@@ -356,7 +358,7 @@ def load_core(args: argparse.Namespace) -> CoreSetup:
             max_steps=args.max_steps,
             policy=policy,
             context_window=args.context_window,
-            mcp_servers=load_mcp_config(args.mcp_config),
+            mcp_servers=mcp_servers,
             model_list=args.models,
             price=price,
             compact_at=compact_at,

@@ -1,7 +1,8 @@
 """`acp-bridge serve`: the ACP face on this process's stdio, what an editor spawns.
 
 `run` claims stdio first (`stdio.claim_stdio`, so nothing the set-up prints can reach the protocol),
-sets up logging and checks the arguments, then serves under `boot.run_until_exit`. `serve_stdio` wires the
+sets up logging, checks the arguments and reads the `--mcp-config` file (a bad one stops it here, with
+its message), then serves under `boot.run_until_exit`. `serve_stdio` wires the
 stdio frames (`stdio`) to the JSON-RPC peer (`jsonrpc`) and, through the handshake (`handshake`), to the
 ACP agent (`connection`).
 
@@ -41,6 +42,7 @@ from .boot import (
     configure_logging,
     handling_signals,
     load_core,
+    load_mcp_config,
     model_endpoint,
     run_until_exit,
 )
@@ -51,6 +53,7 @@ from .stdio import FrameWriter, LineReader, Stdio, claim_stdio
 
 if TYPE_CHECKING:
     from .connection import AcpAgent
+    from .mcp import ServerList
 
 log = logging.getLogger(__name__)
 
@@ -65,20 +68,21 @@ def run(args: argparse.Namespace) -> int:
     stdio = claim_stdio()
     configure_logging(args.log_level, args.log_file)
     check_core_arguments(args)
+    # Read now (it is quick): a bad file stops the process with its message before it serves.
+    mcp_servers = load_mcp_config(args.mcp_config)
     facts = AgentFacts(history=not args.no_history, auth_endpoint=model_endpoint(args.model, args.base_url))
-    return run_until_exit(serve_stdio(facts, lambda: load_agent(args, facts), stdio=stdio))
+    return run_until_exit(serve_stdio(facts, lambda: load_agent(args, facts, mcp_servers), stdio=stdio))
 
 
-def load_agent(args: argparse.Namespace, facts: AgentFacts) -> MakeAgent:
+def load_agent(args: argparse.Namespace, facts: AgentFacts, mcp_servers: ServerList | None) -> MakeAgent:
     """The agent core, set up from the arguments (`boot.load_core`), with the modules of the ACP agent and
     the session core. Runs in a worker thread, so every import happens off the event loop; returns what
-    makes the agent on the loop. Raises SystemExit with a message for a bad `--extra-tools` or
-    `--mcp-config`."""
+    makes the agent on the loop. Raises SystemExit with a message for a bad `--extra-tools`."""
     from .connection import AcpAgent, AcpChannel
     from .login import keyed_endpoint
     from .sessions import SessionManager
 
-    setup = load_core(args)
+    setup = load_core(args, mcp_servers)
     endpoint = keyed_endpoint(setup.backend)
     if endpoint != facts.auth_endpoint:
         # `initialize` advertised what `boot.model_endpoint` foresaw, which mirrors httpx's reading of a
