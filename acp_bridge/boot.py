@@ -3,13 +3,17 @@
 - `add_core_arguments`: the options both faces accept (model, permission policy, diagnostics, MCP servers).
 - `claim_and_set_up`: claims stdio first (`stdio.claim_stdio`), so nothing printed while the tools and
   the model are set up (an `--extra-tools` module's import included) can reach the protocol; then
-  `core_setup`: logging, the API key taken out of the environment before any tool can run
-  (`credentials`), the process made the reaper of its tools' orphans (`processes`), then the model
-  (`load_model`; one that cannot be configured becomes a `FailedBackend`, so the editor sees the error
-  on the first prompt; a missing key is no such error, since a login may store one while we run), the
-  tools (`load_tools`), the MCP servers of `--mcp-config` (`load_mcp_config`), the policy and the model
-  controls (price, compaction, vision, Code Mode), and the session store in the state directory
-  (`state_dir`) unless `--no-history`.
+  `core_setup`: logging, the checks the parser cannot make (`check_core_arguments`), the
+  `--mcp-config` file read (`load_mcp_config`), then `load_core`:
+  the API key taken out of the environment before any tool can run (`credentials`), the process made
+  the reaper of its tools' orphans (`processes`), then the model (`load_model`; one that cannot be
+  configured becomes a `FailedBackend`, so the editor sees the error on the first prompt; a missing key
+  is no such error, since a login may store one while we run), the tools (`load_tools`), the policy and
+  the model controls (price, compaction, vision, Code Mode), and the session store in the state
+  directory (`state_dir`) unless `--no-history`.
+  `load_core` touches no event loop: the ACP face runs it in a worker thread after answering
+  `initialize`, which it answers from the arguments alone (`model_endpoint`: whether the model needs a
+  key, and for which endpoint).
 - `handling_signals`: while a face serves, SIGTERM and SIGHUP end its input as at EOF (the face's one
   clean shutdown runs), SIGINT cancels the running prompts (`cancel_running_prompts`) and serving goes on.
 - `run_until_exit`: runs the face's main coroutine; on every way out, kills what is left of the tools'
@@ -28,10 +32,10 @@ import importlib
 import os
 import sys
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import urlsplit
 
-from .settings import CODE_MODES, DEFAULT_CODE_MODE, DEFAULT_MAX_STEPS, MODES
+from .settings import CODE_MODES, DEFAULT_BASE_URL, DEFAULT_CODE_MODE, DEFAULT_MAX_STEPS, MODES
 
 if TYPE_CHECKING:
     import logging
@@ -236,6 +240,32 @@ def load_model(spec: str, base_url: str | None) -> ModelBackend:
         return FailedBackend(ModelError(exc.message, kind=kind, status=exc.status))
 
 
+def model_endpoint(spec: str, base_url: str | None) -> str | None:
+    """The endpoint whose API key the model of `load_model(spec, base_url)` needs (its base URL as the
+    backend keeps it), or None: a model without a key (scripted) or one that cannot be configured. Told
+    from the arguments alone, without importing the model's HTTP client, so the ACP face can answer
+    `initialize` (its login methods) before the model is loaded. It mirrors `models.load_backend` and
+    `OpenAIBackend`'s checks of the URL (httpx's parser; a test compares them on a table of URLs)."""
+    kind, _, model = spec.strip().partition(":")
+    if kind != "openai" or not model.strip():
+        return None
+    url = base_url or DEFAULT_BASE_URL
+    return url.rstrip("/") if _http_url_with_host(url) else None
+
+
+def _http_url_with_host(url: str) -> bool:
+    # httpx refuses a control character anywhere and reads a leading blank as part of the scheme.
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in url) or url[:1].isspace():
+        return False
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:  # e.g. an unclosed IPv6 bracket
+        return False
+    port = parts.netloc.rpartition("@")[2].rpartition("]")[2].partition(":")[2]
+    return parts.scheme in ("http", "https") and bool(host) and (not port or port.isdigit())
+
+
 def load_tools(extra: Sequence[str], *, allow_private_network: bool = False) -> list[ToolDefinition]:
     """The built-in tools, then every `MODULE:FUNC` extra. Raises SystemExit with a message for a bad spec."""
     tools: list[ToolDefinition] = []
@@ -252,8 +282,8 @@ def load_tools(extra: Sequence[str], *, allow_private_network: bool = False) -> 
                 importlib.import_module(module_name), func_name
             )
             tools.extend(func())
-        except (ImportError, AttributeError, TypeError, ValueError) as exc:
-            raise SystemExit(f"acp-bridge: --extra-tools {spec!r}: {exc}") from exc
+        except Exception as exc:  # whatever the module raised at import or when called: a bad spec
+            raise SystemExit(f"acp-bridge: --extra-tools {spec!r}: {type(exc).__name__}: {exc}") from exc
     return tools
 
 
@@ -270,28 +300,16 @@ def load_mcp_config(path: str | None) -> ServerList | None:
         raise SystemExit(f"acp-bridge: --mcp-config: {exc}") from None
 
 
-@dataclass(frozen=True, slots=True)
-class CoreSetup:
+# A NamedTuple, not a dataclass: cheap to define, on the way to answering `initialize` (see `settings.Mode`).
+class CoreSetup(NamedTuple):
     backend: ModelBackend
     tools: list[ToolDefinition]
     config: CoreConfig
     store: SessionStore | None
 
 
-def core_setup(args: argparse.Namespace) -> CoreSetup:
-    """Logging, the process's own hygiene (secrets out of the environment, orphans adopted), then model,
-    tools and policy from the parsed core arguments."""
-    from .credentials import claim_secrets
-    from .models.catalog import Price
-    from .permissions import PolicyConfig
-    from .processes import become_subreaper
-    from .sessions import CoreConfig
-    from .state_dir import state_dir
-
-    configure_logging(args.log_level, args.log_file)
-    # Before any tool can run: the key is read once (kept for the model) and no child inherits it.
-    claim_secrets()
-    become_subreaper()
+def check_core_arguments(args: argparse.Namespace) -> None:
+    """What the parser cannot check of the core arguments. Raises SystemExit with a message."""
     if args.max_steps < 1:
         raise SystemExit("acp-bridge: --max-steps must be at least 1")
     if args.context_window is not None and args.context_window < 1:
@@ -299,6 +317,31 @@ def core_setup(args: argparse.Namespace) -> CoreSetup:
     prices = (args.price_in, args.price_out)
     if (prices[0] is None) != (prices[1] is None) or any(p is not None and p < 0 for p in prices):
         raise SystemExit("acp-bridge: give both --price-in and --price-out, neither negative")
+
+
+def core_setup(args: argparse.Namespace) -> CoreSetup:
+    """Logging, the checks of the arguments and the `--mcp-config` file, then `load_core`."""
+    configure_logging(args.log_level, args.log_file)
+    check_core_arguments(args)
+    return load_core(args, load_mcp_config(args.mcp_config))
+
+
+def load_core(args: argparse.Namespace, mcp_servers: ServerList | None) -> CoreSetup:
+    """The process's own hygiene (secrets out of the environment, orphans adopted), then model, tools and
+    policy from the parsed (and checked) core arguments; `mcp_servers`: the `--mcp-config` servers, read
+    before (`load_mcp_config`), so a bad file stops a face before it serves. Touches no event loop, so a
+    face may run it in a worker thread while it serves (the ACP face does: `serve.py`). Raises SystemExit
+    with a message for a bad `--extra-tools`."""
+    from .credentials import claim_secrets
+    from .models.catalog import Price
+    from .permissions import PolicyConfig
+    from .processes import become_subreaper
+    from .sessions import CoreConfig
+    from .state_dir import state_dir
+
+    # Before any tool can run: the key is read once (kept for the model) and no child inherits it.
+    claim_secrets()
+    become_subreaper()
     price = Price(args.price_in, args.price_out) if args.price_in is not None else None
     compact_at = args.compact_at / 100 if args.compact_at is not None else None
     policy = PolicyConfig(
@@ -315,7 +358,7 @@ def core_setup(args: argparse.Namespace) -> CoreSetup:
             max_steps=args.max_steps,
             policy=policy,
             context_window=args.context_window,
-            mcp_servers=load_mcp_config(args.mcp_config),
+            mcp_servers=mcp_servers,
             model_list=args.models,
             price=price,
             compact_at=compact_at,
@@ -391,8 +434,6 @@ def run_until_exit(main: Coroutine[Any, Any, int]) -> int:
     """
     import asyncio
 
-    from .processes import release_all
-
     loop = asyncio.new_event_loop()
     code = 1
     try:
@@ -407,6 +448,9 @@ def run_until_exit(main: Coroutine[Any, Any, int]) -> int:
             loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
         finally:
+            # Imported here, not before serving: it loads the registry, which `initialize` must not wait for.
+            from .processes import release_all
+
             release_all()
             _exit_soon(code)
     return code

@@ -18,69 +18,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
+# Parsed at `initialize` by the face before the core is loaded, so in a module of its own (stdlib only).
+from .client_capabilities import ClientCapabilities as ClientCapabilities
+
 # The wire shapes are the mapping's (one definition, `mapping/wire.py`); the core sees them from here.
 from .mapping.wire import ALLOW_SERVER_OPTION as ALLOW_SERVER_OPTION
 from .mapping.wire import PermissionKind as PermissionKind
 from .mapping.wire import PermissionOption as PermissionOption
 from .mapping.wire import ToolCallUpdate as ToolCallUpdate
 from .mapping.wire import Update as Update
-
-
-@dataclass(frozen=True, slots=True)
-class ClientCapabilities:
-    """What the client said it can do, snapshotted once at `initialize`.
-
-    `terminal_meta`: Zed's display-only terminal convention (`clientCapabilities._meta.terminal_output`).
-    `fs_read` / `fs_write`: `fs/read_text_file` / `fs/write_text_file` (unsaved buffers, reviewable edits).
-    `terminal`: the client's `terminal/*` methods (advertised by clients, not used by the bridge yet).
-    `elicitation_form` / `elicitation_url`: `elicitation/create` (an MCP server's questions to the user).
-    `compaction` / `notices`: `session.compaction` / `session.notices` (`{}`), the unstable
-    `compaction_update` and `notice` session updates. `auth_terminal`: `auth.terminal`, the client can run
-    a `terminal` authentication method.
-    """
-
-    terminal_meta: bool = False
-    fs_read: bool = False
-    fs_write: bool = False
-    terminal: bool = False
-    client_name: str | None = None
-    # `elicitation/create` (ACP elicitation), by mode: a form the editor fills in, or a URL it opens.
-    elicitation_form: bool = False
-    elicitation_url: bool = False
-    compaction: bool = False
-    notices: bool = False
-    auth_terminal: bool = False
-
-    @staticmethod
-    def from_acp(
-        raw: Mapping[str, Any] | None, client_info: Mapping[str, Any] | None = None
-    ) -> ClientCapabilities:
-        """Read ACP `clientCapabilities` leniently: anything missing or mistyped means "unsupported"."""
-        caps = raw if isinstance(raw, Mapping) else {}
-        fs = caps.get("fs")
-        fs = fs if isinstance(fs, Mapping) else {}
-        meta = caps.get("_meta")
-        meta = meta if isinstance(meta, Mapping) else {}
-        name = client_info.get("name") if isinstance(client_info, Mapping) else None
-        elicitation = caps.get("elicitation")
-        elicitation = elicitation if isinstance(elicitation, Mapping) else {}
-        session = caps.get("session")
-        session = session if isinstance(session, Mapping) else {}
-        auth = caps.get("auth")
-        auth = auth if isinstance(auth, Mapping) else {}
-        return ClientCapabilities(
-            terminal_meta=meta.get("terminal_output") is True,
-            fs_read=fs.get("readTextFile") is True,
-            fs_write=fs.get("writeTextFile") is True,
-            terminal=caps.get("terminal") is True,
-            client_name=name if isinstance(name, str) else None,
-            elicitation_form=isinstance(elicitation.get("form"), Mapping),
-            elicitation_url=isinstance(elicitation.get("url"), Mapping),
-            # `{}` (any object) advertises them; omitted or null does not.
-            compaction=isinstance(session.get("compaction"), Mapping),
-            notices=isinstance(session.get("notices"), Mapping),
-            auth_terminal=auth.get("terminal") is True,
-        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,19 +1,17 @@
 """The ACP face: the agent's methods, over the JSON-RPC peer (`jsonrpc`), onto the session core.
 
-`AcpAgent` is the method table (initialize, authenticate, session/new, session/prompt, session/cancel,
+`AcpAgent` is the method table (authenticate, logout, session/new, session/prompt, session/cancel,
 session/close, session/set_mode, session/set_config_option, the extension methods
 `_acpBridge/setSessionTitle`, `_acpBridge/listRules` and `_acpBridge/forgetRules`, and session/load,
-session/list, session/resume and session/delete when history is kept); it checks params,
-calls the `SessionManager` (and `session_index` for the list), and shapes ACP results. Until `initialize`
-succeeded every other request is refused (-32600, as the ACP TypeScript SDK's agent router answers a first
-request that is not `initialize`, `src/protocol-router.ts`) and every notification is ignored (logged):
-the client's capabilities are not known before it, and a session made without them would use the wrong
-file access. `session/new` and `session/load` hand their `mcpServers` to the core (`acp_bridge.mcp`).
+session/list, session/resume and session/delete when history is kept); it checks params, calls the
+`SessionManager` (and `session_index` for the list), and shapes ACP results. `initialize` is not here:
+`handshake.py` answers it before this module is even loaded, refuses every other request until it
+succeeded, and hands the client's capabilities over (`AcpAgent.initialized`).
+`session/new` and `session/load` hand their `mcpServers` to the core (`acp_bridge.mcp`).
 `AcpChannel` is the core's `ClientChannel` over the same JSON-RPC peer (session/update,
 session/request_permission, fs/*, and elicitation/create for the session's MCP servers).
-`logout`, `authenticate` and `authMethods` come from `login`; `configOptions` from the session
-(`config_options`), once the model list is loaded (`session/new` waits for it, once per process).
-`serve.py` runs them on stdio.
+`logout` and `authenticate` come from `login`; `configOptions` from the session (`config_options`), once
+the model list is loaded (`session/new` waits for it, once per process). `serve.py` runs them on stdio.
 
 Must not: run tools, talk to models or build card shapes (that is turn.py and mapping.py); touch stdio or
 signals (that is serve.py, stdio.py and boot.py).
@@ -26,9 +24,10 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from . import __version__, login
+from . import login
 from .channel import ClientCapabilities, PermissionOption, PermissionOutcome, ToolCallUpdate, Update
-from .errors import ConnectionClosed, InvalidParams, InvalidRequest, ResourceNotFound, quoted
+from .errors import ConnectionClosed, InvalidParams, ResourceNotFound, quoted
+from .handshake import FORGET_RULES_METHOD, LIST_RULES_METHOD, SET_TITLE_METHOD
 from .jsonrpc import JsonRpcPeer, NotificationHandler, Reply, RequestHandler
 from .mapping import ConfigSelect
 from .permissions import MODES
@@ -39,12 +38,6 @@ from .sessions import Session, SessionManager
 from .store import SessionStore
 
 log = logging.getLogger(__name__)
-
-PROTOCOL_VERSION = 1
-SET_TITLE_METHOD = "_acpBridge/setSessionTitle"
-LIST_RULES_METHOD = "_acpBridge/listRules"
-FORGET_RULES_METHOD = "_acpBridge/forgetRules"
-AGENT_INFO = {"name": "acp-bridge", "title": "acp-bridge", "version": __version__}
 
 
 class AcpChannel:
@@ -135,15 +128,9 @@ def _config_options(session: Session) -> list[ConfigSelect]:
     return session.config_options()
 
 
-def _session_capabilities(history: bool) -> dict[str, Any]:
-    caps: dict[str, Any] = {"close": {}, "additionalDirectories": {}}
-    if history:
-        caps.update({"list": {}, "resume": {}, "delete": {}})
-    return caps
-
-
 class AcpAgent:
-    """ACP's agent methods. `requests` / `notifications` are the tables the JSON-RPC peer dispatches on."""
+    """ACP's agent methods. `requests` / `notifications` are its tables (`handshake.Handshake.ready`
+    installs them behind the check that `initialize` came first)."""
 
     def __init__(
         self, channel: AcpChannel, manager: SessionManager, store: SessionStore | None = None
@@ -151,10 +138,9 @@ class AcpAgent:
         self.channel = channel
         self.manager = manager
         self.store = store
-        self.initialized = False
         # Incoming prompt request id → its session, for `$/cancel_request`.
         self._prompts: dict[int | str, str] = {}
-        requests: dict[str, RequestHandler] = {
+        self.requests: dict[str, RequestHandler] = {
             "authenticate": self.authenticate,
             "logout": self.logout,
             "session/new": self.new_session,
@@ -162,80 +148,24 @@ class AcpAgent:
             "session/set_mode": self.set_mode,
             "session/set_config_option": self.set_config_option,
             "session/close": self.close_session,
+            SET_TITLE_METHOD: self.set_session_title,
+            LIST_RULES_METHOD: self.list_rules,
+            FORGET_RULES_METHOD: self.forget_rules,
         }
-        # Not in ACP (no method lets a client rename a session yet): an extension method, named as ACP
-        # reserves them (a leading underscore), for the VS Code extension's "Rename".
-        requests[SET_TITLE_METHOD] = self.set_session_title
-        requests[LIST_RULES_METHOD] = self.list_rules
-        requests[FORGET_RULES_METHOD] = self.forget_rules
         if store is not None:
-            requests["session/load"] = self.load_session
-            requests["session/list"] = self.list_sessions
-            requests["session/resume"] = self.resume_session
-            requests["session/delete"] = self.delete_session
-        self.requests: dict[str, RequestHandler] = {"initialize": self.initialize} | {
-            method: self._request_after_initialize(method, handler) for method, handler in requests.items()
-        }
-        notifications: dict[str, NotificationHandler] = {
+            self.requests["session/load"] = self.load_session
+            self.requests["session/list"] = self.list_sessions
+            self.requests["session/resume"] = self.resume_session
+            self.requests["session/delete"] = self.delete_session
+        self.notifications: dict[str, NotificationHandler] = {
             "session/cancel": self.cancel,
             "$/cancel_request": self.cancel_request,
         }
-        self.notifications: dict[str, NotificationHandler] = {
-            method: self._notification_after_initialize(method, handler)
-            for method, handler in notifications.items()
-        }
 
-    def _request_after_initialize(self, method: str, handler: RequestHandler) -> RequestHandler:
-        async def gated(raw: object, request_id: int | str | None) -> Any:
-            if not self.initialized:
-                raise InvalidRequest(
-                    f"Invalid request: {method} before initialize; send initialize first",
-                    data={"method": method},
-                )
-            return await handler(raw, request_id)
-
-        return gated
-
-    def _notification_after_initialize(
-        self, method: str, handler: NotificationHandler
-    ) -> NotificationHandler:
-        async def gated(raw: object) -> None:
-            if not self.initialized:
-                log.warning("ignoring %s received before initialize", method)
-                return
-            await handler(raw)
-
-        return gated
-
-    async def initialize(self, raw: object, _id: object) -> dict[str, Any]:
-        params = _params(raw)
-        version = params.get("protocolVersion")
-        if not isinstance(version, int) or isinstance(version, bool) or version < 0:
-            raise InvalidParams("protocolVersion must be a non-negative integer (this agent speaks 1)")
-        info = params.get("clientInfo")
-        caps = ClientCapabilities.from_acp(
-            params.get("clientCapabilities"), info if isinstance(info, Mapping) else None
-        )
+    def initialized(self, caps: ClientCapabilities) -> None:
+        """The client's `initialize` (each one): its capabilities, for the sessions made from now on."""
         self.channel.set_capabilities(caps)
-        self.initialized = True
         self.manager.catalog.prefetch()  # the model list, ready by the first session/new
-        log.info("initialized by %s: %s", caps.client_name or "an unnamed client", caps)
-        return {
-            # Only v1 exists; a client asking for more gets ours and decides.
-            "protocolVersion": PROTOCOL_VERSION,
-            "agentCapabilities": {
-                # Truthful: load, list, resume and delete exist only with history (not --no-history).
-                "loadSession": self.store is not None,
-                # Images are accepted whatever the model: a prompt with images to a model without vision
-                # gets an error saying so (a session's model may change; a silent drop would mislead).
-                "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
-                "mcpCapabilities": {"http": True, "sse": True},
-                "sessionCapabilities": _session_capabilities(self.store is not None),
-                "auth": login.auth_capabilities(self.manager.backend),
-            },
-            "authMethods": login.auth_methods(self.manager.backend, caps),
-            "agentInfo": AGENT_INFO,
-        }
 
     async def authenticate(self, raw: object, _id: object) -> dict[str, Any]:
         # The stored (or environment) key, checked against the endpoint (`login`).

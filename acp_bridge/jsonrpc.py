@@ -26,8 +26,7 @@ import itertools
 import json
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import (
     INTERNAL_ERROR,
@@ -55,8 +54,8 @@ RequestHandler = Callable[[Params, int | str | None], Awaitable[Any]]
 NotificationHandler = Callable[[Params], Awaitable[None]]
 
 
-@dataclass(frozen=True, slots=True)
-class Reply:
+# A NamedTuple, not a dataclass: cheap to define, on the way to answering `initialize` (see `settings.Mode`).
+class Reply(NamedTuple):
     """A handler result plus work to start right after the response is written (e.g. follow-up updates
     that must not delay the response)."""
 

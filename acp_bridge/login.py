@@ -8,13 +8,11 @@ endpoint (`credentials.store_key`: the user's config directory, mode 0600). `acp
 it. `serve --login` / `serve --logout` do the same: an ACP client runs a `terminal` auth method by
 appending its `args` to the agent's own command line, whose `--base-url` then names the endpoint.
 
-On the ACP side an OpenAI-compatible backend advertises (ACP v1 `AuthMethod`, `@agentclientprotocol/sdk`
-2.4.0): an `agent` method (`stored-key`: `authenticate` reads the stored key, or the environment's, and
-checks it against the endpoint) and, when the client advertised `auth.terminal`, a `terminal` method
-(`login`, args `["--login"]`), which the client runs itself and never passes to `authenticate`; plus
-`agentCapabilities.auth.logout`. A missing or refused key fails a prompt (or `authenticate`) with
-`auth_required` (-32000), so the editor offers these. The environment variables keep working and win
-over a stored key. A backend without a key (the scripted model) advertises nothing.
+On the ACP side (`auth_methods.py` says what `initialize` advertises): `authenticate` with the `agent`
+method reads the stored key, or the environment's, and checks it against the endpoint; `logout` forgets
+the stored key. A missing or refused key fails a prompt (or `authenticate`) with `auth_required`
+(-32000), so the editor offers the advertised methods. The environment variables keep working and win
+over a stored key. A backend without a key (the scripted model) has nothing to authenticate.
 
 Must not: echo, log or print a key; store a key the endpoint refused; import httpx before a login runs.
 """
@@ -27,16 +25,14 @@ import logging
 import sys
 from typing import Any, Final, Protocol, TextIO, runtime_checkable
 
-from .channel import ClientCapabilities
+from .auth_methods import AGENT_METHOD_ID, TERMINAL_ARGS, TERMINAL_METHOD_ID
 from .credentials import api_key_from_environment, credentials_path, forget_key, store_key
 from .errors import AuthRequired, InvalidParams, quoted
 from .models import ModelBackend, ModelError
+from .settings import DEFAULT_BASE_URL
 
 log = logging.getLogger(__name__)
 
-AGENT_METHOD_ID: Final = "stored-key"
-TERMINAL_METHOD_ID: Final = "login"
-TERMINAL_ARGS: Final = ("--login",)
 CHECK_TIMEOUT_S: Final = 15.0
 
 
@@ -53,35 +49,9 @@ class KeyedBackend(Protocol):
 # --- ACP -----------------------------------------------------------------------------------------------
 
 
-def auth_methods(backend: ModelBackend, caps: ClientCapabilities) -> list[dict[str, Any]]:
-    """`initialize`'s `authMethods`: none for a backend without a key."""
-    if not isinstance(backend, KeyedBackend):
-        return []
-    methods: list[dict[str, Any]] = [
-        {
-            "id": AGENT_METHOD_ID,
-            "name": "Stored API key",
-            "description": f"Use the API key stored with `acp-bridge login` for {backend.base_url} "
-            "(an API key variable in the agent's environment wins).",
-        }
-    ]
-    if caps.auth_terminal:
-        methods.append(
-            {
-                "type": "terminal",
-                "id": TERMINAL_METHOD_ID,
-                "name": "Log in with an API key",
-                "description": f"Enter the API key for {backend.base_url} in a terminal; it is checked, then "
-                "stored in your user config directory (readable by you only).",
-                "args": list(TERMINAL_ARGS),
-            }
-        )
-    return methods
-
-
-def auth_capabilities(backend: ModelBackend) -> dict[str, Any]:
-    """`agentCapabilities.auth`: `logout` wherever there is a key to forget."""
-    return {"logout": {}} if isinstance(backend, KeyedBackend) else {}
+def keyed_endpoint(backend: ModelBackend) -> str | None:
+    """The endpoint whose key `backend` needs (what `auth_methods` advertises for), or None."""
+    return backend.base_url if isinstance(backend, KeyedBackend) else None
 
 
 async def authenticate(backend: ModelBackend, method_id: object) -> None:
@@ -128,8 +98,6 @@ def add_login_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _endpoint(args: argparse.Namespace) -> str:
-    from .models.openai import DEFAULT_BASE_URL
-
     return str(getattr(args, "base_url", None) or DEFAULT_BASE_URL).rstrip("/")
 
 

@@ -3,6 +3,8 @@
 Rows (targets from issue 4):
 - spawn → `initialize` answered (median of 5 spawns): <= 400 ms;
 - `session/new` answered (median of 30): <= 20 ms;
+- spawn → the first `session/new` answered (median of 5): <= 420 ms, the two budgets above (the core
+  loads after `initialize` is answered, so the first session waits for it);
 - one scripted turn of 200 `read` calls on small files: >= 2,000 tool calls/s end to end; the baseline is
   the same 200 calls through the registry alone (in process, same run), and the row says what the bridge
   adds per call (cards, mapping, JSON, pipes);
@@ -129,23 +131,30 @@ async def _startup(work: Path) -> list[dict[str, Any]]:
     model = _script(work / "empty.json", [{"text": "ok"}])
     spawn_ms: list[float] = []
     new_ms: list[float] = []
+    first_ms: list[float] = []
     for _ in range(5):
         started = time.perf_counter()
         client = await RawClient.spawn("--model", model, cwd=str(work))
         await client.initialize()
         spawn_ms.append((time.perf_counter() - started) * 1000)
-        for _ in range(6):
+        for n in range(6):
             t = time.perf_counter()
             await client.new_session(str(work))
             new_ms.append((time.perf_counter() - t) * 1000)
+            if n == 0:
+                first_ms.append((time.perf_counter() - started) * 1000)
         await client.close()
     spawn = statistics.median(spawn_ms)
     new = statistics.median(new_ms)
+    first = statistics.median(first_ms)
     return [
         _row("bridge: spawn → initialize answered", round(spawn), "ms", "<= 400 ms", spawn <= 400,
              f"min {min(spawn_ms):.0f} ms, max {max(spawn_ms):.0f} ms"),
         _row("bridge: session/new answered", round(new, 2), "ms", "<= 20 ms", new <= 20,
-             f"max {max(new_ms):.1f} ms of {len(new_ms)}"),
+             f"max {max(new_ms):.1f} ms of {len(new_ms)} (the first after a spawn waits for the core)"),
+        # The core loads after `initialize` is answered: the first session is what it costs now.
+        _row("bridge: spawn → first session/new answered", round(first), "ms", "<= 420 ms", first <= 420,
+             f"the two budgets above; min {min(first_ms):.0f} ms, max {max(first_ms):.0f} ms"),
     ]  # fmt: skip
 
 

@@ -13,8 +13,12 @@ The modules, from the outside in:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .config import ConfigError, ServerList, load_config_file, merge, parse_acp, parse_any
-from .present import presentation_definition
+
+if TYPE_CHECKING:
+    from .present import presentation_definition
 
 __all__ = [
     "ConfigError",
@@ -25,3 +29,13 @@ __all__ = [
     "parse_any",
     "presentation_definition",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # `present` loads the registry and the mapping: loaded when asked for (PEP 562), so that reading
+    # `--mcp-config` (which `serve` does before answering `initialize`) does not.
+    if name == "presentation_definition":
+        from .present import presentation_definition
+
+        return presentation_definition
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

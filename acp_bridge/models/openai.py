@@ -54,12 +54,12 @@ from acp_bridge.models.base import (
     parse_tool_arguments,
 )
 from acp_bridge.models.images import data_url
+from acp_bridge.settings import DEFAULT_BASE_URL
 
 __all__ = ["API_KEY_ENV_VARS", "DEFAULT_BASE_URL", "DEFAULT_TIMEOUT", "OpenAIBackend"]
 
 log = logging.getLogger(__name__)
 
-DEFAULT_BASE_URL: Final = "https://api.deepseek.com"
 # `read` is the longest silence tolerated between two chunks: reasoning models may think for minutes
 # before their first token (DeepSeek sends keep-alive comments meanwhile).
 DEFAULT_TIMEOUT: Final = httpx.Timeout(connect=15.0, read=300.0, write=30.0, pool=15.0)

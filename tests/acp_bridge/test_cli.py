@@ -47,6 +47,31 @@ def test_serve_help_loads_only_the_command_line() -> None:
     assert not top & {*HEAVY, "registry_core", "presenters", "pydantic"}, sorted(top & {*HEAVY})
 
 
+# What answers `initialize` must load none of: the registry, the tools (and pydantic, httpx), the session
+# core, the mapping, the models, the ACP agent. `serve` loads them in a worker thread after answering.
+CORE = (
+    "registry_core", "presenters", "pydantic", "httpx", "anyio", "acp_bridge.connection",
+    "acp_bridge.sessions", "acp_bridge.turn", "acp_bridge.mapping", "acp_bridge.models",
+    "acp_bridge.channel", "acp_bridge.login", "acp_bridge.processes", "acp_bridge.store",
+    "acp_bridge.permissions",
+)  # fmt: skip
+
+
+def test_what_serve_answers_initialize_with_loads_none_of_the_core() -> None:
+    probe = (
+        "import json, sys\n"
+        "import acp_bridge.cli as cli\n"
+        "args = cli.build_parser(only='serve').parse_args(['serve', '--model', 'openai:x'])\n"
+        "import acp_bridge.serve, acp_bridge.handshake\n"
+        "from acp_bridge.boot import model_endpoint\n"
+        "model_endpoint(args.model, args.base_url)\n"
+        f"print(json.dumps(sorted(m for m in sys.modules if m.startswith({CORE!r}))))\n"
+    )
+    done = _python("-c", probe)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
+
+
 def test_main_lists_every_subcommand_and_parses_the_chosen_one_in_full() -> None:
     done = _python("-m", "acp_bridge", "--help")
     assert done.returncode == 0, done.stderr

@@ -7,7 +7,8 @@
 - `acp_bridge.mapping` is pure: no asyncio, no I/O, no process or network module;
 - the faces' process shell: what both faces start with (`stdio`, `boot`) imports no face; the LSP face
   imports neither the ACP face nor the command table; the ACP agent (`connection`) touches no stdio and
-  no signal; the command table (`cli`) imports only the standard library at module level.
+  no signal; the command table (`cli`) imports only the standard library at module level; the ACP
+  handshake (`handshake`, what answers `initialize` while the core loads) imports none of the core.
 
 Relative imports are resolved against the importing module's package, and `from X import name` also
 counts as an import of `X.name` (it may be a module), so `from . import connection` is caught.
@@ -26,6 +27,7 @@ from tests.support.source_imports import REPO, imports_of, module_name
 PACKAGE = REPO / "acp_bridge"
 CORE = [
     "channel",
+    "client_capabilities",
     "sessions",
     "turn",
     "replay",
@@ -211,6 +213,7 @@ def test_each_check_sees_a_violation(where: str, source: str, forbidden: tuple[s
 # Every face (and what only a face uses): what both faces start with must import none of them.
 FACES = (
     "acp_bridge.connection",
+    "acp_bridge.handshake",
     "acp_bridge.jsonrpc",
     "acp_bridge.serve",
     "acp_bridge.lsp",
@@ -222,7 +225,22 @@ FACES = (
     "lsprotocol",
 )
 # The ACP face (its agent, its JSON-RPC peer, its serve loop) and the command table above both faces.
-ACP_FACE_AND_TABLE = ("acp_bridge.connection", "acp_bridge.jsonrpc", "acp_bridge.serve", "acp_bridge.cli")
+ACP_FACE_AND_TABLE = (
+    "acp_bridge.connection",
+    "acp_bridge.handshake",
+    "acp_bridge.jsonrpc",
+    "acp_bridge.serve",
+    "acp_bridge.cli",
+)
+# All the handshake may import of the project: light modules of the standard library's kind.
+HANDSHAKE_MAY_IMPORT = {
+    "acp_bridge",
+    "acp_bridge.__version__",
+    "acp_bridge.auth_methods",
+    "acp_bridge.client_capabilities",
+    "acp_bridge.errors",
+    "acp_bridge.jsonrpc",
+}
 PROJECT = ("acp_bridge", "registry_core", "presenters")
 # What the ACP agent leaves to the process shell (`serve`, `stdio`, `boot`).
 PROCESS_SHELL = ("acp_bridge.stdio", "acp_bridge.boot", "acp_bridge.serve", "signal")
@@ -274,6 +292,27 @@ def test_only_the_entry_point_imports_the_command_table() -> None:
         if path != PACKAGE / "cli.py" and _violations([path], ("acp_bridge.cli",))
     }
     assert users <= {"acp_bridge.__main__"}, users
+
+
+def _project_imports_beyond(path: Path, allowed: set[str], source: str | None = None) -> list[str]:
+    """The project's names `path` imports that are not in `allowed`, nor names from an allowed module."""
+    modules = {name for name in allowed if "." in name}  # not a whole package: its every module
+    project = [n for n in imports_of(path, source) if n.split(".")[0] in PROJECT]
+    return sorted(n for n in project if n not in allowed and n.rpartition(".")[0] not in modules)
+
+
+def test_the_handshake_imports_none_of_the_core() -> None:
+    """`initialize` is answered while the core loads: by a module that needs none of it (the loaded
+    modules are checked in a fresh interpreter by `test_cli.py`)."""
+    assert _project_imports_beyond(PACKAGE / "handshake.py", HANDSHAKE_MAY_IMPORT) == []
+
+
+def test_the_handshake_check_sees_a_core_import() -> None:
+    source = "from .sessions import SessionManager\nfrom .errors import InvalidParams\n"
+    assert _project_imports_beyond(PACKAGE / "handshake.py", HANDSHAKE_MAY_IMPORT, source) == [
+        "acp_bridge.sessions",
+        "acp_bridge.sessions.SessionManager",
+    ]
 
 
 def test_the_command_table_imports_only_the_standard_library_at_module_level() -> None:

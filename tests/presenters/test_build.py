@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+from pathlib import Path
+
 from presenters import build_tools
 from registry_core import ToolRegistry
 
@@ -38,3 +43,24 @@ def test_the_table_names_schemas_and_execution_modes() -> None:
     )
     assert schemas["edit"]["required"] == ["file_path", "old_string", "new_string"]
     assert set(schemas["bash"]["properties"]) == {"command", "description", "timeout", "workdir"}
+
+
+def test_importing_one_module_of_the_package_loads_no_tool_and_no_pydantic() -> None:
+    """The package's names load lazily: the bridge's mapping imports `presenters.paths` before any tool is
+    wanted (in a fresh interpreter, since this one has long imported every tool)."""
+    probe = (
+        "import json, sys\n"
+        "import presenters.paths\n"
+        "from presenters import display_path, resolve\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('presenters.', 'pydantic')))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == ["presenters.paths"]
