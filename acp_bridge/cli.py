@@ -21,8 +21,6 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
-from .version import version_text
-
 # Every function below imports its subcommand's module when called: building the parser and `--help`
 # must not pay for the core, the faces or the demo.
 
@@ -131,6 +129,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="acp-bridge", description="Show an AI agent's tool calls live in code editors (ACP over stdio)."
     )
+    from .version import version_text  # the one project import a parser needs: the version line
+
     parser.add_argument("--version", action="version", version=version_text())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, command in COMMANDS.items():

@@ -17,9 +17,8 @@ import pytest
 
 from acp_bridge import __version__
 from acp_bridge.credentials import store_key
-
-from .bridge_harness import REPO
-from .fake_openai_server import FakeOpenAIServer
+from tests.support.bridge_harness import REPO
+from tests.support.fake_openai_server import FakeOpenAIServer
 
 pytestmark = pytest.mark.slow
 

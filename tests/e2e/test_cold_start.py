@@ -22,13 +22,13 @@ from typing import Any
 
 import pytest
 
-from .bridge_harness import Bridge, write_script
-from .conftest import StartBridge
-from .gated_tools import GATE_ENV
+from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_harness import Bridge, write_script
+from tests.support.gated_tools import GATE_ENV
 
-FIXTURES = json.loads((Path(__file__).parent / "fixtures" / "cold_start.json").read_text())
-GATED = ("--extra-tools", "tests.acp_bridge.gated_tools:tools")
-BROKEN = ("--extra-tools", "tests.acp_bridge.broken_tools:tools")
+FIXTURES = json.loads((Path(__file__).parents[1] / "acp_bridge" / "fixtures" / "cold_start.json").read_text())
+GATED = ("--extra-tools", "tests.support.gated_tools:tools")
+BROKEN = ("--extra-tools", "tests.support.broken_tools:tools")
 
 CLIENT_CAPABILITIES = {
     "fs": {"readTextFile": True, "writeTextFile": True},
@@ -201,7 +201,7 @@ async def test_a_core_that_cannot_be_set_up_answers_each_request_with_the_reason
     for request_id in (102, 103):
         error = bridge.responses(request_id)[0]["error"]
         assert error["code"] == -32603
-        assert "tests.acp_bridge.broken_tools" in error["message"]
+        assert "tests.support.broken_tools" in error["message"]
         assert "RuntimeError: broken_tools: this module refuses to load" in error["message"]
     # A request made after the failure is answered the same way; an unknown one is still unknown.
     await bridge.send_raw(frame({"id": 104, "method": "session/new", "params": {"cwd": str(workspace)}}))
