@@ -136,6 +136,7 @@ async def test_a_killed_writers_temporary_files_are_removed_when_a_session_start
     session_id = await bridge.new_session(workspace)
     await bridge.wait_for(lambda: not left.exists())
     assert live.exists()
+    assert await bridge.prompt(session_id, "hello") == "end_turn"  # a session is stored once it is used
 
     # The same on session/load, after another killed write.
     left.write_text("half again")
