@@ -6,12 +6,17 @@
  * ACP v1 rules it implements: tool_call creates (or upserts) a card; tool_call_update patches it, where
  * omitted or null fields stay, and `content` and `locations` REPLACE the whole collection; message chunks
  * append; `plan` replaces the whole plan. Zed's `_meta` terminal convention: terminal_info on tool_call
- * opens a terminal, terminal_output appends deltas, terminal_exit records the exit status.
+ * opens a terminal, terminal_output appends deltas, terminal_exit records the exit status. A card whose
+ * first update names a known card in `_meta.parentToolCallId` (a Code Mode program's sub-call) is kept
+ * among that card's children instead of the timeline.
  */
 import type { ContentBlock, SessionUpdate, ToolCallUpdate } from "./acp";
 import type { Change, SessionEvent } from "./events";
 import { type SessionState, type TerminalView, type ToolCard, TERMINAL_KEEP_CHARS } from "./state";
 import { appendCapped } from "./terminalText";
+
+/** Where a nested call (a Code Mode program's sub-call) names the call that made it. */
+export const PARENT_KEY = "parentToolCallId";
 
 export function applyEvent(state: SessionState, event: SessionEvent): Change {
   switch (event.type) {
@@ -228,14 +233,22 @@ function addBlock(item: { text: string; blocks: ContentBlock[] }, content: Conte
 function upsertCard(state: SessionState, u: ToolCallUpdate & { _meta?: Record<string, unknown> | null }, isNew: boolean): Change {
   const change: Change = { cards: [u.toolCallId] };
   let card = state.cards[u.toolCallId];
+  const meta = u._meta ?? undefined;
   if (!card) {
     card = { toolCallId: u.toolCallId, title: u.title ?? "Tool call", kind: "other", status: "pending", content: [], locations: [] };
     state.cards[u.toolCallId] = card;
-    state.timeline.push({ type: "tool", id: u.toolCallId });
-    change.timeline = true;
+    const parent = parentCard(state, meta, u.toolCallId);
+    if (parent) {
+      // A sub-call lives inside its program's card, not in the timeline.
+      card.parentId = parent.toolCallId;
+      (parent.children ??= []).push(card.toolCallId);
+      change.cards!.push(parent.toolCallId);
+    } else {
+      state.timeline.push({ type: "tool", id: u.toolCallId });
+      change.timeline = true;
+    }
   }
   patchCard(card, u, isNew);
-  const meta = u._meta ?? undefined;
   if (meta) {
     const bridge = asRecord(meta.acpBridge);
     if (typeof bridge?.tool === "string") card.tool = bridge.tool;
@@ -243,6 +256,13 @@ function upsertCard(state: SessionState, u: ToolCallUpdate & { _meta?: Record<st
     change.terminals = applyTerminalMeta(state, card, meta, isNew);
   }
   return change;
+}
+
+/** The known card named by `_meta.parentToolCallId` (never the card itself): unknown → top level. */
+function parentCard(state: SessionState, meta: Record<string, unknown> | undefined, id: string): ToolCard | undefined {
+  const parentId = meta?.[PARENT_KEY];
+  if (typeof parentId !== "string" || parentId === id) return undefined;
+  return state.cards[parentId];
 }
 
 function patchCard(card: ToolCard, u: ToolCallUpdate, isNew: boolean): void {

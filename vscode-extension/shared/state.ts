@@ -82,6 +82,13 @@ export interface ToolCard {
   /** The diffs the card showed before it failed (a rejected edit keeps what was proposed). */
   proposed?: ToolCallContent[];
   undo?: UndoView;
+  /**
+   * The card of the call that made this one (a Code Mode program's sub-call: `_meta.parentToolCallId`),
+   * fixed when the card is created: later updates may carry no `_meta` at all.
+   */
+  parentId?: string;
+  /** The calls this one made, in arrival order; their cards are shown inside this one. */
+  children?: string[];
 }
 
 export type TimelineItem =
