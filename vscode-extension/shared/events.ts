@@ -10,7 +10,7 @@ import type {
   SessionUpdate,
   ToolCallUpdate,
 } from "./acp";
-import type { AgentView, ConnectionStatus, FailureView, SessionState } from "./state";
+import type { AgentView, AuthView, ConnectionStatus, FailureView, SessionState } from "./state";
 
 export type SessionEvent =
   | { type: "connection"; status: ConnectionStatus; agentName: string; error?: string; failure?: FailureView }
@@ -42,6 +42,8 @@ export type SessionEvent =
   | { type: "modeChanged"; modeId: string }
   | { type: "modes"; modes: SessionModeState | null }
   | { type: "follow"; enabled: boolean }
+  /** The agent answered `auth_required`; `auth` undefined: logged in (or no longer asked). */
+  | { type: "auth"; auth?: AuthView }
   | { type: "error"; message: string };
 
 /** What an event touched, so a view re-renders only that. */

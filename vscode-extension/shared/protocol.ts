@@ -44,7 +44,9 @@ export type WebviewToHost =
   | { type: "restart" }
   | { type: "setMode"; modeId: string }
   | { type: "setConfigOption"; configId: string; value: string }
-  | { type: "toggleFollow" };
+  | { type: "toggleFollow" }
+  /** Run the agent's terminal auth method `methodId` (the agent answered `auth_required`). */
+  | { type: "login"; methodId: string };
 
 export function isWebviewToHost(m: unknown): m is WebviewToHost {
   return typeof m === "object" && m !== null && typeof (m as { type?: unknown }).type === "string";

@@ -12,8 +12,9 @@
  */
 import type { ContentBlock, SessionUpdate, ToolCallUpdate } from "./acp";
 import type { Change, SessionEvent } from "./events";
-import { type SessionState, type TerminalView, type ToolCard, TERMINAL_KEEP_CHARS } from "./state";
+import { type CompactionView, type SessionState, type TerminalView, type ToolCard, type UsageView, TERMINAL_KEEP_CHARS } from "./state";
 import { appendCapped } from "./terminalText";
+import { unpricedResponses } from "./usage";
 
 /** Where a nested call (a Code Mode program's sub-call) names the call that made it. */
 export const PARENT_KEY = "parentToolCallId";
@@ -132,6 +133,9 @@ export function applyEvent(state: SessionState, event: SessionEvent): Change {
     case "follow":
       state.follow = event.enabled;
       return { header: true };
+    case "auth":
+      state.auth = event.auth;
+      return { header: true };
     case "error":
       return pushNotice(state, "error", event.message);
   }
@@ -167,18 +171,42 @@ function applyUpdate(state: SessionState, update: SessionUpdate): Change {
         state.titleFromAgent = true;
       }
       return { header: true };
-    case "usage_update":
-      state.usage = { used: update.used, size: update.size };
+    case "usage_update": {
+      const usage: UsageView = { used: update.used, size: update.size };
+      if (update.cost) usage.cost = { amount: update.cost.amount, currency: update.cost.currency };
+      const unpriced = unpricedResponses(update._meta);
+      if (unpriced) usage.unpriced = unpriced;
+      state.usage = usage;
       return { header: true };
+    }
     case "notice":
       return pushNotice(state, update.severity, update.description ? `${update.title}: ${update.description}` : update.title);
-    case "compaction_update":
-      return update.status === "in_progress" ? {} : pushNotice(state, "info", `Context compaction ${update.status}`);
-    case "compaction_summary_chunk":
-      return {};
+    case "compaction_update": {
+      const { item, change } = compactionItem(state, update.compactionId);
+      item.status = update.status;
+      // Patch semantics: a field left out stays, null (or an empty summary) clears it.
+      if (update.summary !== undefined) item.summary = update.summary ?? [];
+      if (update.error !== undefined) item.error = update.error ?? undefined;
+      if (update._meta !== undefined) item.meta = update._meta ?? undefined;
+      return change;
+    }
+    case "compaction_summary_chunk": {
+      const { item, change } = compactionItem(state, update.compactionId);
+      item.summary.push(update.content);
+      return change;
+    }
     default:
       return {};
   }
+}
+
+/** The timeline entry of compaction `compactionId`, created (in progress) where it is first heard of. */
+function compactionItem(state: SessionState, compactionId: string): { item: CompactionView; change: Change } {
+  const found = state.timeline.find((i): i is CompactionView => i.type === "compaction" && i.compactionId === compactionId);
+  if (found) return { item: found, change: { items: [found.id] } };
+  const item: CompactionView = { type: "compaction", id: newItemId(state), compactionId, status: "in_progress", summary: [] };
+  state.timeline.push(item);
+  return { item, change: { timeline: true } };
 }
 
 function newItemId(state: SessionState): string {

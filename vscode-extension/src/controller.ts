@@ -14,12 +14,15 @@ import * as vscode from "vscode";
 import type { SessionNotification } from "../shared/acp";
 import type { SessionState } from "../shared/state";
 import { answerText } from "../shared/cardView";
+import { isAuthRequired, loginInvocation } from "./acp/auth";
 import { AgentConnection } from "./acp/connection";
 import type { AgentSpec } from "./acp/agentSpec";
 import type { TerminalManager } from "./acp/terminals";
 import { describeAgent } from "./agentInfo";
 import { isBuiltinAgent, resolveAgent, selectedAgentName, traceEnabled } from "./config";
 import { describeFailure, failureMessage } from "./failure";
+import { type RunInTerminal, runInTerminal } from "./loginTerminal";
+import { showNotice } from "./notices";
 import { readTextFile, writeTextFile } from "./fsHandlers";
 import type { PermissionBroker } from "./permissions";
 import type { SessionArchive } from "./sessionArchive";
@@ -51,6 +54,8 @@ export interface ControllerDeps {
   archive?: SessionArchive;
   /** Remembers the last conversation per workspace, to reopen it. */
   memory?: KeyValueStore;
+  /** Runs an agent's terminal login (default: a VS Code terminal). */
+  runInTerminal?: RunInTerminal;
 }
 
 export class SessionController implements vscode.Disposable {
@@ -148,7 +153,51 @@ export class SessionController implements vscode.Disposable {
   }
 
   private onUpdate(n: SessionNotification, t0: number): void {
-    if (n.sessionId === this.d.store.state.sessionId) this.d.store.dispatch({ type: "update", update: n.update }, t0);
+    if (n.sessionId !== this.d.store.state.sessionId) return;
+    this.d.store.dispatch({ type: "update", update: n.update }, t0);
+    if (n.update.sessionUpdate === "notice") showNotice(n.update);
+  }
+
+  /**
+   * The agent answered `auth_required`: the view says so with a "Log in" per terminal method it offers,
+   * and so does a notification. True if it was that.
+   */
+  private authRequired(conn: AgentConnection, err: unknown): boolean {
+    if (!isAuthRequired(err)) return false;
+    const methods = conn.terminalAuthMethods.map((m) => ({ id: m.id, name: m.name, description: m.description ?? undefined }));
+    this.d.store.dispatch({ type: "auth", auth: { message: errorText(err), methods } });
+    const first = methods[0];
+    const actions = first ? ["Log in"] : [];
+    void vscode.window.showWarningMessage(`ACP agent "${conn.spec.name}" needs you to log in: ${errorText(err)}`, ...actions).then((pick) => {
+      if (pick === "Log in" && first) void this.login(first.id).catch((e) => vscode.window.showErrorMessage(`ACP: ${errorText(e)}`));
+    });
+    return true;
+  }
+
+  /**
+   * Run the agent's terminal login `methodId` (the first one if not given): its own command with the
+   * method's arguments, in a terminal. Exit 0: logged in, the session starts if it could not before.
+   */
+  async login(methodId?: string): Promise<void> {
+    const conn = await this.connect();
+    const method = conn.terminalAuthMethods.find((m) => methodId === undefined || m.id === methodId);
+    if (!method) {
+      void vscode.window.showInformationMessage(`ACP agent "${conn.spec.name}" offers no login to run in a terminal.`);
+      return;
+    }
+    const { store } = this.d;
+    const before = store.state.auth;
+    if (before) store.dispatch({ type: "auth", auth: { ...before, running: true } });
+    this.d.output.appendLine(`[acp] login: ${conn.spec.command} ${[...conn.spec.args, ...(method.args ?? [])].join(" ")}`);
+    const code = await (this.d.runInTerminal ?? runInTerminal)(loginInvocation(conn.spec, method), `Log in: ${conn.spec.name}`);
+    if (code !== 0) {
+      if (before) store.dispatch({ type: "auth", auth: { ...before, running: false } });
+      void vscode.window.showWarningMessage(`The login did not complete (${code === undefined ? "the terminal was closed" : `exit status ${code}`}).`);
+      return;
+    }
+    store.dispatch({ type: "auth", auth: undefined });
+    void vscode.window.showInformationMessage("Logged in. Send your prompt again.");
+    if (!this.session) await this.openLastOrNew();
   }
 
   /** The current session's id, creating a session (cwd = the workspace folder) if there is none. */
@@ -185,7 +234,14 @@ export class SessionController implements vscode.Disposable {
   }
 
   private async startSession(conn: AgentConnection): Promise<string> {
-    const res = await conn.newSession(this.cwd);
+    let res: Awaited<ReturnType<AgentConnection["newSession"]>>;
+    try {
+      res = await conn.newSession(this.cwd);
+    } catch (err) {
+      this.authRequired(conn, err);
+      throw err;
+    }
+    if (this.d.store.state.auth) this.d.store.dispatch({ type: "auth", auth: undefined });
     this.session = { id: res.sessionId, conn };
     this.d.store.dispatch({
       type: "sessionStarted",
@@ -216,7 +272,7 @@ export class SessionController implements vscode.Disposable {
       sessionId = await this.openLastOrNew();
       conn = this.session!.conn;
     } catch (err) {
-      this.d.store.dispatch({ type: "error", message: `Could not start a session: ${errorText(err)}` });
+      if (!isAuthRequired(err)) this.d.store.dispatch({ type: "error", message: `Could not start a session: ${errorText(err)}` });
       return;
     }
     this.d.store.dispatch({ type: "userPrompt", text });
@@ -229,7 +285,7 @@ export class SessionController implements vscode.Disposable {
       const res = await turn;
       this.d.store.dispatch({ type: "turnEnded", stopReason: res.stopReason });
     } catch (err) {
-      if (this.session?.conn === conn) this.d.store.dispatch({ type: "error", message: errorText(err) });
+      if (this.session?.conn === conn && !this.authRequired(conn, err)) this.d.store.dispatch({ type: "error", message: errorText(err) });
       this.d.store.dispatch({ type: "turnEnded", stopReason: "error" });
     }
   }

@@ -82,6 +82,7 @@ export function activate(context: vscode.ExtensionContext): void {
     command(COMMANDS.pickModel, () => pickModel(controller, store)),
     command(COMMANDS.history, () => pickHistory(controller, store)),
     command(COMMANDS.showOutput, () => output.show(true)),
+    command(COMMANDS.login, () => controller.login()),
     command(COMMANDS.toggleFollow, () => store.dispatch({ type: "follow", enabled: !store.state.follow })),
     command(COMMANDS.focus, () => focusView({ type: "focusPrompt" })),
     command(COMMANDS.acceptEdit, (uri) => edits.answerReview(uri instanceof vscode.Uri ? uri : undefined, true)),

@@ -11,6 +11,7 @@ export const COMMANDS = {
   history: "acp.history",
   toggleFollow: "acp.toggleFollow",
   showOutput: "acp.showOutput",
+  login: "acp.login",
   sendPrompt: "acp.sendPrompt",
   focus: "acp.focus",
   acceptEdit: "acp.acceptEdit",

@@ -55,6 +55,8 @@ export function routeWebviewMessage(m: WebviewToHost, r: Routes): void {
     case "toggleFollow":
       r.store.dispatch({ type: "follow", enabled: !r.store.state.follow });
       return;
+    case "login":
+      return run(r.controller.login(m.methodId));
   }
 }
 

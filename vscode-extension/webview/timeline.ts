@@ -9,6 +9,7 @@ import { block } from "./content";
 import { type CardUi, nestedBox, renderCard } from "./card";
 import { h } from "./dom";
 import { renderMarkdown } from "./markdown";
+import { compactionTitle } from "../shared/usage";
 
 /** A control of the card itself with this focus key (not one of a nested card's). */
 function ownControl(el: HTMLElement, key: string): HTMLElement | null {
@@ -81,6 +82,7 @@ export class Timeline {
   private create(item: TimelineItem): HTMLElement {
     if (item.type === "tool") return h("article", { class: "card", id: `card-${item.id}` });
     if (item.type === "thought") return h("details", { class: "thought" });
+    if (item.type === "compaction") return h("details", { class: "compaction", open: item.status === "in_progress" });
     return h("div", { class: `msg msg-${item.type}${item.type === "notice" ? ` notice-${item.severity}` : ""}` });
   }
 
@@ -106,6 +108,18 @@ export class Timeline {
       case "notice":
         el.textContent = item.text;
         return;
+      case "compaction": {
+        const details = el as HTMLDetailsElement;
+        // Open while the summary streams in; closed once it is done (the user may open it again).
+        if (details.dataset.status === "in_progress" && item.status !== "in_progress") details.open = false;
+        details.dataset.status = item.status;
+        el.className = `compaction status-${item.status}`;
+        const text = item.summary.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
+        const body = h("div", { class: "md" });
+        renderMarkdown(body, text || (item.status === "in_progress" ? "…" : "(no summary)"));
+        el.replaceChildren(h("summary", {}, compactionTitle(item)), body, ...item.summary.filter((b) => b.type !== "text").map((b) => block(b, s.cwd)));
+        return;
+      }
       case "thought": {
         const body = h("div", { class: "md" });
         renderMarkdown(body, item.text);

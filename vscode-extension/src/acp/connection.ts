@@ -1,13 +1,15 @@
 /**
  * AgentConnection: one ACP agent subprocess and the client side of the protocol, on the official SDK.
- * It spawns the agent, runs `initialize` (advertising fs, terminal and Zed's `_meta.terminal_output`),
- * routes agent → client calls to ClientHandlers and exposes the agent methods the UI needs.
+ * It spawns the agent, runs `initialize` (advertising fs, terminal, compaction and notice updates,
+ * terminal login and Zed's `_meta.terminal_output`), routes agent → client calls to ClientHandlers and
+ * exposes the agent methods the UI needs.
  * Plain Node: no `vscode` import, so integration tests drive it against the real bridge.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import type { AgentSpec } from "./agentSpec";
+import { type TerminalMethod, terminalMethods } from "./auth";
 import type { ClientHandlers } from "./handlers";
 
 export interface AgentExit {
@@ -74,6 +76,9 @@ export class AgentConnection {
         clientCapabilities: {
           fs: { readTextFile: !!handlers.readTextFile, writeTextFile: !!handlers.writeTextFile },
           terminal: !!handlers.terminal,
+          // Compactions and notices are shown (timeline entry, toast); a terminal login runs in a terminal.
+          session: { compaction: {}, notices: {} },
+          auth: { terminal: true },
           _meta: { terminal_output: true },
         },
       });
@@ -100,6 +105,11 @@ export class AgentConnection {
 
   get canListSessions(): boolean {
     return this.init.agentCapabilities?.sessionCapabilities?.list != null;
+  }
+
+  /** The agent's `terminal` auth methods (run the agent with their args in a terminal to log in). */
+  get terminalAuthMethods(): TerminalMethod[] {
+    return terminalMethods(this.init.authMethods);
   }
 
   /** `session/resume`: continue a stored session without its history being replayed. */

@@ -6,10 +6,20 @@
  * session history (list + load, replaying each session's messages), for the session-control tests.
  * FAKE_AGENT_STATE=<file> keeps that history across processes (a reopened window); FAKE_AGENT_RESUME=1
  * offers `session/resume` (no replay) instead of `session/load`.
+ * Login: with FAKE_AGENT_LOGIN=<file>, prompts answer `auth_required` until that file exists, and the
+ * agent offers a terminal login (to clients that can run one): `<agent> --login` creates it and exits 0.
+ * "notice" sends a warning notice.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
+
+const loginFile = process.env.FAKE_AGENT_LOGIN;
+if (process.argv.includes("--login")) {
+  if (loginFile) writeFileSync(loginFile, "logged in");
+  process.exit(loginFile ? 0 : 1);
+}
+let terminalAuth = false;
 
 const cancelled = new Map<string, () => void>();
 const stateFile = process.env.FAKE_AGENT_STATE;
@@ -26,11 +36,15 @@ const configOptions = () => [
 
 acp
   .agent({ name: "fake-agent" })
-  .onRequest(acp.methods.agent.initialize, () => ({
-    protocolVersion: acp.PROTOCOL_VERSION,
-    agentCapabilities: { loadSession: !resumes, sessionCapabilities: { list: {}, ...(resumes ? { resume: {} } : {}) } },
-    agentInfo: { name: "fake-agent", version: "0" },
-  }))
+  .onRequest(acp.methods.agent.initialize, ({ params }) => {
+    terminalAuth = params.clientCapabilities?.auth?.terminal === true;
+    return {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      agentCapabilities: { loadSession: !resumes, sessionCapabilities: { list: {}, ...(resumes ? { resume: {} } : {}) } },
+      agentInfo: { name: "fake-agent", version: "0" },
+      authMethods: loginFile && terminalAuth ? [{ type: "terminal" as const, id: "fake-login", name: "Log in to the fake agent", args: ["--login"] }] : [],
+    };
+  })
   .onRequest(acp.methods.agent.session.new, ({ params }) => {
     const sessionId = `fake-${history.size + 1}-${Date.now()}`;
     history.set(sessionId, { cwd: params.cwd, prompts: [] });
@@ -67,6 +81,10 @@ acp
     save();
     const say = (t: string) => client.notify(acp.methods.client.session.update, { sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: t } } });
     if (text === "crash") process.exit(3);
+    if (loginFile && !existsSync(loginFile)) throw acp.RequestError.authRequired(undefined, "no key: log in first");
+    if (text === "notice") {
+      await client.notify(acp.methods.client.session.update, { sessionId, update: { sessionUpdate: "notice", severity: "warning", title: "Heads up", description: "the context is nearly full" } });
+    }
     if (text === "hang") {
       await new Promise<void>((resolve) => cancelled.set(sessionId, resolve));
       return { stopReason: "cancelled" as const };

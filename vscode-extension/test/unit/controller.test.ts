@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -223,5 +224,56 @@ describe("session controller", () => {
     expect(store.state.connection.status).toBe("crashed");
     expect(store.state.connection.error).toMatch(/cannot start agent "nope"/);
     expect(store.state.timeline.at(-1)).toMatchObject({ type: "notice", severity: "error" });
+  });
+
+  it("an agent that wants a login: the view offers its terminal method, which runs the agent's own command with its args; then prompts work", async () => {
+    const marker = join(mkdtempSync(join(tmpdir(), "acp-login-")), "logged-in");
+    const settings = { agent: "fake", agents: [{ name: "fake", command: process.execPath, args: [agentJs], env: { FAKE_AGENT_LOGIN: marker } }] };
+    await withSettings(settings, async () => {
+      const ran: string[][] = [];
+      // The terminal, as a plain process: the same command line VS Code's terminal would run.
+      const runInTerminal = vi.fn(async (inv: { command: string; args: string[]; env: Record<string, string> }) => {
+        ran.push([inv.command, ...inv.args]);
+        const child = spawn(inv.command, inv.args, { env: { ...process.env, ...inv.env }, stdio: "ignore" });
+        return new Promise<number | undefined>((r) => child.once("exit", (code) => r(code ?? undefined)));
+      });
+      const warn = vi.mocked(vscode.window.showWarningMessage).mockResolvedValue(undefined as never);
+      const { c, store } = controller(undefined, { runInTerminal });
+      await c.prompt("hello");
+      expect(store.state.auth).toMatchObject({ message: expect.stringContaining("log in first"), methods: [{ id: "fake-login", name: "Log in to the fake agent" }] });
+      expect(store.state.timeline.some((i) => i.type === "notice")).toBe(false);
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining("needs you to log in"), "Log in");
+      await c.login("fake-login");
+      expect(ran).toEqual([[process.execPath, agentJs, "--login"]]);
+      expect(existsSync(marker)).toBe(true);
+      expect(store.state.auth).toBeUndefined();
+      await c.prompt("hello again");
+      expect(store.state.stopReason).toBe("end_turn");
+      warn.mockClear();
+      await c.dispose();
+    });
+  });
+
+  it("a failed login keeps the login banner and says why", async () => {
+    const settings = { agent: "fake", agents: [{ name: "fake", command: process.execPath, args: [agentJs], env: { FAKE_AGENT_LOGIN: join(tmpdir(), "acp-never-created", "x") } }] };
+    await withSettings(settings, async () => {
+      const warn = vi.mocked(vscode.window.showWarningMessage).mockResolvedValue(undefined as never);
+      const { c, store } = controller(undefined, { runInTerminal: async () => 1 });
+      await c.prompt("hello");
+      await c.login();
+      expect(store.state.auth).toMatchObject({ running: false, methods: [{ id: "fake-login" }] });
+      expect(warn).toHaveBeenLastCalledWith("The login did not complete (exit status 1).");
+      warn.mockClear();
+      await c.dispose();
+    });
+  });
+
+  it("shows the agent's notices as toasts at their severity", async () => {
+    const warn = vi.mocked(vscode.window.showWarningMessage).mockResolvedValue(undefined as never);
+    const { c } = controller();
+    await c.prompt("notice");
+    expect(warn).toHaveBeenCalledWith("ACP agent: Heads up: the context is nearly full");
+    warn.mockClear();
+    await c.dispose();
   });
 });

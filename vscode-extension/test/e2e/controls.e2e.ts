@@ -1,0 +1,76 @@
+/**
+ * The Agent view's session controls in the built webview (headless Chromium, real CSP), driven by the
+ * host messages the extension sends: config option pickers placed by category (choosing one asks the
+ * host to set it), the context gauge with the cost (and "incomplete"), a compaction's timeline entry
+ * (streamed chunks, then the summary), and the login banner. Screenshot: artifacts/shots/webview-controls.png.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import type { Browser, Page } from "playwright-core";
+import { launch, shot } from "./browser";
+import { openWebview, postEvents, type WebviewPage } from "./webviewPage";
+
+let browser: Browser;
+let view: WebviewPage;
+
+before(async () => {
+  browser = await launch();
+  view = await openWebview(browser, "controls");
+});
+
+after(async () => {
+  await view?.close();
+  await browser?.close();
+});
+
+const update = (u: Record<string, unknown>) => ({ type: "update", update: u });
+const sent = (page: Page, type: string) => page.evaluate((t) => (window as unknown as { __sent: Array<Record<string, unknown>> }).__sent.filter((m) => m.type === t), type);
+const option = (id: string, name: string, category: string, current: string, values: string[]) => ({ id, name, category, type: "select", currentValue: current, options: values.map((v) => ({ value: v, name: v.toUpperCase() })) });
+
+describe("session controls in the webview", () => {
+  it("shows a picker per config option by category, the gauge and cost, a compaction entry and the login banner", async () => {
+    const { page } = view;
+    await postEvents(page, [
+      { type: "modes", modes: { currentModeId: "default", availableModes: [{ id: "default", name: "Default" }] } },
+      update({
+        sessionUpdate: "config_option_update",
+        configOptions: [option("effort", "Effort", "thought_level", "low", ["low", "high"]), option("model", "Model", "model", "m1", ["m1", "m2"]), option("mode", "Mode", "mode", "default", ["default", "plan"])],
+      }),
+      update({ sessionUpdate: "usage_update", used: 12_345, size: 128_000, cost: { amount: 0.0123, currency: "USD" }, _meta: { acpBridge: { unpricedResponses: 1 } } }),
+      { type: "userPrompt", text: "/compact" },
+      update({ sessionUpdate: "compaction_update", compactionId: "cmp_1", status: "in_progress", _meta: { acpBridge: { trigger: "command" } } }),
+      update({ sessionUpdate: "compaction_summary_chunk", compactionId: "cmp_1", content: { type: "text", text: "Half a sum" } }),
+    ]);
+    const header = page.locator("#header");
+    await header.locator("#config-effort").waitFor({ timeout: 10_000 });
+    const categories = await header.locator(".pickers .picker").evaluateAll((els) => els.map((e) => (e as HTMLElement).dataset.category ?? "legacy"));
+    assert.deepEqual(categories, ["mode", "model", "thought_level"], "by category; the legacy mode picker gives way to the mode option");
+    assert.equal(await header.locator("#mode-picker").count(), 0);
+    await header.locator("#config-model").selectOption("m2");
+    assert.deepEqual((await sent(page, "setConfigOption")).at(-1), { type: "setConfigOption", configId: "model", value: "m2" });
+
+    assert.match((await header.locator(".usage").textContent()) ?? "", /12\.3k of 128k tokens · 10%.*\$0\.0123.*incomplete/);
+    assert.equal(await header.locator('.gauge-bar[role="meter"]').getAttribute("aria-valuenow"), "10");
+
+    const entry = page.locator("details.compaction");
+    assert.match((await entry.locator("summary").textContent()) ?? "", /Compacting the conversation \(\/compact\)…/);
+    assert.match((await entry.textContent()) ?? "", /Half a sum/);
+    await postEvents(page, [
+      update({ sessionUpdate: "compaction_summary_chunk", compactionId: "cmp_1", content: { type: "text", text: "mary" } }),
+      update({ sessionUpdate: "compaction_update", compactionId: "cmp_1", status: "completed", summary: [{ type: "text", text: "The final summary." }], _meta: { acpBridge: { trigger: "command", summarizedMessages: 6, keptMessages: 2 } } }),
+      { type: "auth", auth: { message: "No API key for the model API: log in.", methods: [{ id: "login", name: "Log in with an API key" }] } },
+    ]);
+    await entry.locator("summary", { hasText: "6 earlier messages summarized, 2 kept" }).waitFor({ timeout: 5000 });
+    assert.equal(await page.locator("details.compaction").count(), 1, "one entry per compaction");
+    assert.doesNotMatch((await entry.textContent()) ?? "", /Half a sum/, "the summary replaced the chunks");
+    assert.match((await entry.textContent()) ?? "", /The final summary\./);
+
+    const login = page.locator(".auth-banner button.login");
+    await login.waitFor({ timeout: 5000 });
+    assert.equal((await login.textContent())?.trim(), "Log in");
+    await page.screenshot({ path: shot("webview-controls"), fullPage: true });
+    await login.click();
+    assert.deepEqual((await sent(page, "login")).at(-1), { type: "login", methodId: "login" });
+    assert.deepEqual(view.cspErrors, []);
+  });
+});
