@@ -100,8 +100,7 @@ export class SessionController implements vscode.Disposable {
 
   private async start(): Promise<AgentConnection> {
     const { store, output, historyDir } = this.d;
-    const name = selectedAgentName();
-    const spec = resolveAgent(name, vscode.workspace.workspaceFolders?.[0]?.uri.fsPath, historyDir);
+    const spec = resolveAgent(selectedAgentName(), vscode.workspace.workspaceFolders?.[0]?.uri.fsPath, historyDir);
     store.dispatch({ type: "connection", status: "starting", agentName: spec.name });
     output.appendLine(`[acp] starting ${spec.name}: ${spec.command} ${spec.args.join(" ")}`);
     try {

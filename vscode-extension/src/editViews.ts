@@ -101,8 +101,10 @@ export class EditViews {
     const current = await this.host.read(diff.path);
     const after = editFile(current, blocks, "apply");
     const name = path.basename(diff.path);
-    const left = this.docs.uri(DIFF_SCHEME, diff.path, "current", current ?? "");
+    // When the edit does not match the file as it is, the review compares the edit's own lines.
+    const before = after.ok ? (current ?? "") : blocks.map((b) => b.oldText ?? "").join("\n…\n");
     const proposedText = after.ok ? (after.text ?? "") : blocks.map((b) => b.newText).join("\n…\n");
+    const left = this.docs.uri(DIFF_SCHEME, diff.path, "current", before);
     const right = this.docs.uri(REVIEW_SCHEME, diff.path, "proposed", proposedText, { request: requestId, call: toolCallId });
     if (!after.ok) void vscode.window.showWarningMessage(`The agent's edit does not match ${name} as it is now (${after.reason}): the review shows the proposed lines only.`);
     await this.diff(left, right, `${name}: review the agent's edit`);

@@ -55,10 +55,11 @@ export function activate(context: vscode.ExtensionContext): void {
         void vscode.window.showErrorMessage(`ACP: ${errorText(err)}`);
       }
     });
-  // The view's focus command may not settle until much later (a closed view is being created): the
-  // request is posted at once, and the view keeps it until its webview is ready to take it.
+  // The view's focus command may settle late (a closed view is being created): the request is posted
+  // at once (the view keeps it until its webview is ready to take it), and again once the view has
+  // focus, in case the workbench moved focus in between (e.g. back from the command palette).
   const focusView = (message: Parameters<AgentViewProvider["post"]>[0]) => {
-    void vscode.commands.executeCommand(`${VIEW_ID}.focus`);
+    void Promise.resolve(vscode.commands.executeCommand(`${VIEW_ID}.focus`)).then(() => view.post(message));
     view.post(message);
   };
 

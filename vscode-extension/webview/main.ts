@@ -100,6 +100,7 @@ new ResizeObserver(() => (scroller.style.scrollPaddingTop = `${header.offsetHeig
 
 const dirty = { reset: true, header: true, plan: true, append: false, bar: true, ids: new Set<string>(), terminals: new Set<string>() };
 let pendingT0: number[] = [];
+let planCompact = false;
 let scheduled = false;
 
 function merge(c: Change): void {
@@ -147,8 +148,11 @@ function render(): void {
     composer.setCommands(state.commands);
   }
   if (dirty.reset || dirty.header || dirty.append) renderWelcome(welcome, state);
-  const pending = pendingApprovals(state);
-  if (dirty.reset || dirty.plan || dirty.bar) renderPlan(planEl, state.plan, pending.length > 0);
+  // The plan folds to its summary while a question waits (re-rendered only when that flips, so the
+  // user's own folding stays).
+  const compact = pendingApprovals(state).length > 0;
+  if (dirty.reset || dirty.plan || compact !== planCompact) renderPlan(planEl, state.plan, compact);
+  planCompact = compact;
   const barChanged = dirty.reset || dirty.bar;
   Object.assign(dirty, { reset: false, header: false, plan: false, append: false, bar: false });
   dirty.ids.clear();
@@ -295,8 +299,9 @@ window.addEventListener("message", (e: MessageEvent<HostToWebview>) => {
       schedule();
       return;
     case "focusPrompt":
-      window.focus();
       composer.textarea.focus();
+      // Not focused yet (the workbench is still moving focus here): take it when it arrives.
+      if (!document.hasFocus()) window.addEventListener("focus", () => composer.textarea.focus(), { once: true });
       return;
     case "revealCard": {
       const el = document.getElementById(`card-${m.toolCallId}`);

@@ -408,6 +408,11 @@ describe("Agent view in code-server against the real bridge", () => {
     await edit13.locator(".status-badge", { hasText: "completed" }).waitFor({ timeout: 30_000 });
     await page.locator(".tab", { hasText: "review the agent's edit" }).waitFor({ state: "detached", timeout: 10_000 });
     assert.ok(readFileSync(join(WS, "app.txt"), "utf8").includes("LINE 13\nline 13b\n"));
+    // Open diff on the applied edit: the whole file before ↔ the file (not an excerpt numbered from 1).
+    await edit13.locator("button.open-diff").click();
+    await page.locator(".tab", { hasText: "before ↔ after the agent's edit" }).waitFor({ timeout: 15_000 });
+    const original = ((await page.locator(".monaco-diff-editor .editor.original .view-lines").first().textContent()) ?? "").replace(/\u00a0/g, " ");
+    assert.ok(original.includes("line 1") && original.includes("line 13") && original.includes("line 20") && !original.includes("LINE 13"), `the whole file before the edit: ${original}`);
 
     // The next edit: rejected with a reason, which the card keeps, with the diff that was proposed.
     const edit3 = view.locator("#card-call_edit3");
