@@ -44,7 +44,9 @@ export type SessionEvent =
   | { type: "follow"; enabled: boolean }
   /** The agent answered `auth_required`; `auth` undefined: logged in (or no longer asked). */
   | { type: "auth"; auth?: AuthView }
-  | { type: "error"; message: string };
+  | { type: "error"; message: string }
+  /** A line from the client itself (e.g. an MCP server it did not pass on, and why). */
+  | { type: "notice"; severity: "info" | "warning" | "error"; text: string };
 
 /** What an event touched, so a view re-renders only that. */
 export interface Change {

@@ -138,6 +138,8 @@ export function applyEvent(state: SessionState, event: SessionEvent): Change {
       return { header: true };
     case "error":
       return pushNotice(state, "error", event.message);
+    case "notice":
+      return pushNotice(state, event.severity, event.text);
   }
 }
 

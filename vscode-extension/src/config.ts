@@ -5,10 +5,15 @@
  * The built-in bridge also gets `--state-dir <historyDir>` (unless its arguments already choose one), so
  * session history (`session/list` + `session/load`) works out of the box; other agents run as configured.
  */
+import * as os from "node:os";
+import { join } from "node:path";
 import * as vscode from "vscode";
 import type { AgentSpec } from "./acp/agentSpec";
+import { type McpServers, mergeServers, readMcpJson, serverMap, toAcpServers } from "./mcpConfig";
 
 export const SECTION = "acp";
+/** Settings about the bridge's session set-up that other ACP clients of the bridge name the same way. */
+export const BRIDGE_SECTION = "acpBridge";
 export const DEFAULT_AGENT = "acp-bridge";
 
 interface AgentSetting {
@@ -82,4 +87,18 @@ function readAgents(): AgentSpec[] {
         : undefined;
     return [{ name: a.name, command: a.command, args, env }];
   });
+}
+
+/**
+ * The user's MCP servers for a new session: each workspace folder's `.vscode/mcp.json` (the first
+ * folder's first), then the `acpBridge.mcpServers` setting; a name is used once.
+ */
+export async function workspaceMcpServers(): Promise<McpServers> {
+  const folders = vscode.workspace.workspaceFolders ?? [];
+  const base = { userHome: os.homedir(), env: process.env };
+  const parts: McpServers[] = [];
+  for (const f of folders) parts.push(await readMcpJson(join(f.uri.fsPath, ".vscode", "mcp.json"), { ...base, workspaceFolder: f.uri.fsPath }));
+  const setting = vscode.workspace.getConfiguration(BRIDGE_SECTION).get<unknown>("mcpServers");
+  parts.push(toAcpServers(serverMap(setting), `the ${BRIDGE_SECTION}.mcpServers setting`, { ...base, workspaceFolder: folders[0]?.uri.fsPath }));
+  return mergeServers(parts);
 }

@@ -15,13 +15,14 @@ import type { SessionNotification } from "../shared/acp";
 import type { SessionState } from "../shared/state";
 import { answerText } from "../shared/cardView";
 import { isAuthRequired, loginInvocation } from "./acp/auth";
-import { AgentConnection } from "./acp/connection";
+import { AgentConnection, type SessionSetup } from "./acp/connection";
 import type { AgentSpec } from "./acp/agentSpec";
 import type { TerminalManager } from "./acp/terminals";
 import { describeAgent } from "./agentInfo";
-import { isBuiltinAgent, resolveAgent, selectedAgentName, traceEnabled } from "./config";
+import { isBuiltinAgent, resolveAgent, selectedAgentName, traceEnabled, workspaceMcpServers } from "./config";
 import { describeFailure, failureMessage } from "./failure";
 import { type RunInTerminal, runInTerminal } from "./loginTerminal";
+import type { McpServers } from "./mcpConfig";
 import { showNotice } from "./notices";
 import { readTextFile, writeTextFile } from "./fsHandlers";
 import type { PermissionBroker } from "./permissions";
@@ -56,6 +57,8 @@ export interface ControllerDeps {
   memory?: KeyValueStore;
   /** Runs an agent's terminal login (default: a VS Code terminal). */
   runInTerminal?: RunInTerminal;
+  /** The user's MCP servers for a new session (default: `.vscode/mcp.json` and the setting). */
+  mcpServers?: () => Promise<McpServers>;
 }
 
 export class SessionController implements vscode.Disposable {
@@ -232,10 +235,31 @@ export class SessionController implements vscode.Disposable {
     return this.startSession(conn);
   }
 
+  /**
+   * What a session opens with: the user's MCP servers (those the agent can take) and the other workspace
+   * folders as extra roots. The servers left out are said in the view once the session is shown.
+   */
+  private async sessionSetup(conn: AgentConnection): Promise<{ setup: SessionSetup; notes: string[] }> {
+    const { servers, skipped } = await (this.d.mcpServers ?? workspaceMcpServers)();
+    const notes = skipped.map((s) => `MCP server "${s.name}" (${s.source}) was not started: ${s.reason}.`);
+    const mcpServers = servers.filter((s) => {
+      if (!("type" in s) || conn.acceptsMcp(s.type)) return true;
+      notes.push(`MCP server "${s.name}" was not passed on: ${conn.spec.name} does not take ${s.type} MCP servers.`);
+      return false;
+    });
+    for (const n of notes) this.d.output.appendLine(`[acp] ${n}`);
+    return { setup: { mcpServers }, notes };
+  }
+
+  private showNotes(notes: readonly string[]): void {
+    for (const text of notes) this.d.store.dispatch({ type: "notice", severity: "warning", text });
+  }
+
   private async startSession(conn: AgentConnection): Promise<string> {
     let res: Awaited<ReturnType<AgentConnection["newSession"]>>;
+    const { setup, notes } = await this.sessionSetup(conn);
     try {
-      res = await conn.newSession(this.cwd);
+      res = await conn.newSession(this.cwd, setup);
     } catch (err) {
       this.authRequired(conn, err);
       throw err;
@@ -251,6 +275,7 @@ export class SessionController implements vscode.Disposable {
       canLoadSessions: conn.canLoadSession && conn.canListSessions,
     });
     this.describe(conn, res.configOptions);
+    this.showNotes(notes);
     return res.sessionId;
   }
 
@@ -363,8 +388,9 @@ export class SessionController implements vscode.Disposable {
   private async reopen(conn: AgentConnection, sessionId: string, cwd: string, preferLoad = false): Promise<void> {
     const { store, archive } = this.d;
     const kept = !preferLoad && conn.canResumeSession ? await archive?.view(sessionId) : undefined;
+    const { setup, notes } = await this.sessionSetup(conn);
     if (kept || !conn.canLoadSession) {
-      const res = await conn.resumeSession(sessionId, cwd);
+      const res = await conn.resumeSession(sessionId, cwd, setup);
       this.session = { id: sessionId, conn };
       store.dispatch({ type: "sessionStarted", sessionId, cwd, modes: res.modes, configOptions: res.configOptions, canLoadSessions: conn.canLoadSession && conn.canListSessions });
       if (kept) this.restoreView(kept);
@@ -373,7 +399,7 @@ export class SessionController implements vscode.Disposable {
       this.session = { id: sessionId, conn };
       store.dispatch({ type: "sessionStarted", sessionId, cwd, canLoadSessions: true });
       try {
-        const res = await conn.loadSession(sessionId, cwd);
+        const res = await conn.loadSession(sessionId, cwd, setup);
         if (res?.modes) store.dispatch({ type: "modes", modes: res.modes });
         if (res?.configOptions) store.dispatch({ type: "configOptions", configOptions: res.configOptions });
         this.describe(conn, res?.configOptions);
@@ -385,6 +411,7 @@ export class SessionController implements vscode.Disposable {
     for (const [toolCallId, a] of Object.entries((await archive?.answers(sessionId)) ?? {})) {
       store.dispatch({ type: "answerRestored", toolCallId, label: a.label, kind: a.kind, feedback: a.feedback });
     }
+    this.showNotes(notes);
   }
 
   /** A resumed session's conversation, as the client last showed it (the agent does not replay it). */

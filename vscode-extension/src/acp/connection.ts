@@ -29,6 +29,12 @@ export interface ConnectOptions {
   onExit?: (exit: AgentExit, expected: boolean) => void;
 }
 
+/** What a session is opened with, besides its cwd: the user's MCP servers and the other workspace roots. */
+export interface SessionSetup {
+  mcpServers?: acp.McpServer[];
+  additionalDirectories?: string[];
+}
+
 export class AgentConnection {
   private disposed = false;
 
@@ -117,20 +123,36 @@ export class AgentConnection {
     return this.init.agentCapabilities?.sessionCapabilities?.resume != null;
   }
 
-  newSession(cwd: string): Promise<acp.NewSessionResponse> {
-    return this.conn.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
+  /** The MCP transports the agent takes besides stdio (which every ACP agent must). */
+  acceptsMcp(type: "http" | "sse"): boolean {
+    return this.init.agentCapabilities?.mcpCapabilities?.[type] === true;
   }
 
-  loadSession(sessionId: string, cwd: string): Promise<acp.LoadSessionResponse> {
-    return this.conn.agent.request(acp.methods.agent.session.load, { sessionId, cwd, mcpServers: [] });
+  /** Whether the agent takes workspace roots besides `cwd` (`additionalDirectories`). */
+  get acceptsAdditionalDirectories(): boolean {
+    return this.init.agentCapabilities?.sessionCapabilities?.additionalDirectories != null;
+  }
+
+  newSession(cwd: string, setup: SessionSetup = {}): Promise<acp.NewSessionResponse> {
+    return this.conn.agent.request(acp.methods.agent.session.new, { cwd, ...this.setupParams(setup) });
+  }
+
+  loadSession(sessionId: string, cwd: string, setup: SessionSetup = {}): Promise<acp.LoadSessionResponse> {
+    return this.conn.agent.request(acp.methods.agent.session.load, { sessionId, cwd, ...this.setupParams(setup) });
+  }
+
+  /** `mcpServers` (always present, as ACP requires) and `additionalDirectories` when there are any. */
+  private setupParams(setup: SessionSetup): { mcpServers: acp.McpServer[]; additionalDirectories?: string[] } {
+    const dirs = setup.additionalDirectories ?? [];
+    return { mcpServers: setup.mcpServers ?? [], ...(dirs.length > 0 ? { additionalDirectories: dirs } : {}) };
   }
 
   listSessions(cwd?: string, cursor?: string): Promise<acp.ListSessionsResponse> {
     return this.conn.agent.request(acp.methods.agent.session.list, { cwd: cwd ?? null, cursor: cursor ?? null });
   }
 
-  resumeSession(sessionId: string, cwd: string): Promise<acp.ResumeSessionResponse> {
-    return this.conn.agent.request(acp.methods.agent.session.resume, { sessionId, cwd, mcpServers: [] });
+  resumeSession(sessionId: string, cwd: string, setup: SessionSetup = {}): Promise<acp.ResumeSessionResponse> {
+    return this.conn.agent.request(acp.methods.agent.session.resume, { sessionId, cwd, ...this.setupParams(setup) });
   }
 
   /** A prompt: the user's text, then any notes the client adds (each its own text block, after the text). */

@@ -8,7 +8,8 @@
  * offers `session/resume` (no replay) instead of `session/load`.
  * Login: with FAKE_AGENT_LOGIN=<file>, prompts answer `auth_required` until that file exists, and the
  * agent offers a terminal login (to clients that can run one): `<agent> --login` creates it and exits 0.
- * "notice" sends a warning notice.
+ * "notice" sends a warning notice; "setup" answers with the `mcpServers` and `additionalDirectories` the
+ * session was opened with (new, load or resume), as JSON.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
@@ -20,6 +21,8 @@ if (process.argv.includes("--login")) {
   process.exit(loginFile ? 0 : 1);
 }
 let terminalAuth = false;
+const setups = new Map<string, { mcpServers: unknown; additionalDirectories: unknown }>();
+const keepSetup = (sessionId: string, p: { mcpServers?: unknown; additionalDirectories?: unknown }) => setups.set(sessionId, { mcpServers: p.mcpServers ?? null, additionalDirectories: p.additionalDirectories ?? null });
 
 const cancelled = new Map<string, () => void>();
 const stateFile = process.env.FAKE_AGENT_STATE;
@@ -49,12 +52,14 @@ acp
     const sessionId = `fake-${history.size + 1}-${Date.now()}`;
     history.set(sessionId, { cwd: params.cwd, prompts: [] });
     save();
+    keepSetup(sessionId, params);
     return { sessionId, modes, configOptions: configOptions() };
   })
   .onRequest(acp.methods.agent.session.list, () => ({
     sessions: [...history].map(([sessionId, h]) => ({ sessionId, cwd: h.cwd, title: h.prompts[0] ?? "(empty)" })),
   }))
   .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
+    keepSetup(params.sessionId, params);
     for (const text of history.get(params.sessionId)?.prompts ?? []) {
       await client.notify(acp.methods.client.session.update, { sessionId: params.sessionId, update: { sessionUpdate: "user_message_chunk", content: { type: "text", text } } });
       await client.notify(acp.methods.client.session.update, { sessionId: params.sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "ok" } } });
@@ -63,6 +68,7 @@ acp
   })
   .onRequest(acp.methods.agent.session.resume, ({ params }) => {
     if (!history.has(params.sessionId)) throw acp.RequestError.resourceNotFound(params.sessionId);
+    keepSetup(params.sessionId, params);
     return { modes, configOptions: configOptions() };
   })
   .onRequest(acp.methods.agent.session.setMode, ({ params }) => {
@@ -82,6 +88,10 @@ acp
     const say = (t: string) => client.notify(acp.methods.client.session.update, { sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: t } } });
     if (text === "crash") process.exit(3);
     if (loginFile && !existsSync(loginFile)) throw acp.RequestError.authRequired(undefined, "no key: log in first");
+    if (text === "setup") {
+      await say(JSON.stringify(setups.get(sessionId) ?? null));
+      return { stopReason: "end_turn" as const };
+    }
     if (text === "notice") {
       await client.notify(acp.methods.client.session.update, { sessionId, update: { sessionUpdate: "notice", severity: "warning", title: "Heads up", description: "the context is nearly full" } });
     }

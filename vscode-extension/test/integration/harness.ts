@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type AgentSpec, splitCommandLine } from "../../src/acp/agentSpec";
-import { AgentConnection } from "../../src/acp/connection";
+import { AgentConnection, type SessionSetup } from "../../src/acp/connection";
 import { TerminalManager } from "../../src/acp/terminals";
 import { sliceLines } from "../../src/acp/textLines";
 import { PermissionBroker } from "../../src/permissions";
@@ -91,10 +91,10 @@ export async function open(spec: AgentSpec): Promise<Harness> {
   };
 }
 
-/** open() plus a new session in `cwd`, as the extension starts one. */
-export async function connect(spec: AgentSpec, cwd: string): Promise<Harness> {
+/** open() plus a new session in `cwd` (with `setup`: MCP servers, extra roots), as the extension starts one. */
+export async function connect(spec: AgentSpec, cwd: string, setup: SessionSetup = {}): Promise<Harness> {
   const h = await open(spec);
-  const { sessionId } = await h.conn.newSession(cwd);
+  const { sessionId } = await h.conn.newSession(cwd, setup);
   h.sessionId = sessionId;
   h.store.dispatch({ type: "sessionStarted", sessionId, cwd });
   return h;

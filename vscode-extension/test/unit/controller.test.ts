@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { build } from "esbuild";
@@ -275,5 +275,34 @@ describe("session controller", () => {
     expect(warn).toHaveBeenCalledWith("ACP agent: Heads up: the context is nearly full");
     warn.mockClear();
     await c.dispose();
+  });
+
+  it("opens sessions with the workspace's .vscode/mcp.json and the setting's MCP servers; says which it left out", async () => {
+    const ws = mkdtempSync(join(tmpdir(), "acp-ws-"));
+    mkdirSync(join(ws, ".vscode"));
+    writeFileSync(
+      join(ws, ".vscode", "mcp.json"),
+      JSON.stringify({ servers: { files: { type: "stdio", command: "node", args: ["${workspaceFolder}/s.js"], env: { A: "1" } }, gh: { command: "gh", env: { T: "${input:token}" } }, web: { type: "http", url: "http://127.0.0.1:9/mcp" } } }),
+    );
+    const settings = { agent: "fake", agents: [{ name: "fake", command: process.execPath, args: [agentJs] }], mcpServers: { extra: { command: "extra-server" } } };
+    const workspace = vscode.workspace as unknown as { setWorkspaceFolders(f: unknown): void };
+    workspace.setWorkspaceFolders([{ uri: vscode.Uri.file(ws), name: "ws", index: 0 }]);
+    try {
+      await withSettings(settings, async () => {
+        const { c, store } = controller();
+        await c.prompt("setup");
+        const agent = store.state.timeline.find((i) => i.type === "agent");
+        const got = JSON.parse(agent && agent.type === "agent" ? agent.text : "null") as { mcpServers: unknown[] };
+        expect(got.mcpServers).toEqual([
+          { name: "files", command: "node", args: [`${ws}/s.js`], env: [{ name: "A", value: "1" }] },
+          { name: "extra", command: "extra-server", args: [], env: [] },
+        ]);
+        const notes = store.state.timeline.flatMap((i) => (i.type === "notice" ? [i.text] : []));
+        expect(notes).toEqual([expect.stringMatching(/^MCP server "gh" .* not started: .*\$\{input:token\}/), expect.stringMatching(/^MCP server "web" was not passed on: fake does not take http MCP servers/)]);
+        await c.dispose();
+      });
+    } finally {
+      workspace.setWorkspaceFolders(undefined);
+    }
   });
 });
