@@ -41,6 +41,7 @@ export type WebviewToHost =
   | { type: "copy"; text: string }
   | { type: "newSession" }
   | { type: "history" }
+  | { type: "renameSession" }
   | { type: "restart" }
   | { type: "setMode"; modeId: string }
   | { type: "setConfigOption"; configId: string; value: string }

@@ -3,7 +3,8 @@
  * `<acp.pythonCommand> -m acp_bridge serve <acp.bridgeArgs…>`; `acp.agents` adds any other ACP agent.
  * `${workspaceFolder}` in a command, argument or env value is replaced by the first workspace folder.
  * The built-in bridge also gets `--state-dir <historyDir>` (unless its arguments already choose one), so
- * session history (`session/list` + `session/load`) works out of the box; other agents run as configured.
+ * session history (`session/list` + `session/load`) works out of the box, and `--remember project` when
+ * `acpBridge.rememberAlways` says so; other agents run as configured.
  */
 import * as os from "node:os";
 import { join } from "node:path";
@@ -65,7 +66,18 @@ export function resolveAgent(name: string, workspaceFolder: string | undefined, 
   const python = cfg.get<string>("pythonCommand") || "python3";
   const extra = (cfg.get<string[]>("bridgeArgs") ?? []).map(sub);
   const stateDir = historyDir && !choosesStateDir(extra) ? ["--state-dir", historyDir] : [];
-  return { name: DEFAULT_AGENT, command: sub(python), args: ["-m", "acp_bridge", "serve", ...extra, ...stateDir], cwd: workspaceFolder };
+  return { name: DEFAULT_AGENT, command: sub(python), args: ["-m", "acp_bridge", "serve", ...extra, ...stateDir, ...rememberArgs(extra)], cwd: workspaceFolder };
+}
+
+/**
+ * `--remember project` when `acpBridge.rememberAlways` is "project": "always" answers then last for every
+ * session of the project (kept in the bridge's state directory), not just the session. Arguments that
+ * already choose win.
+ */
+function rememberArgs(extra: readonly string[]): string[] {
+  const remember = vscode.workspace.getConfiguration(BRIDGE_SECTION).get<string>("rememberAlways", "session");
+  if (remember !== "project" || extra.some((a) => a === "--remember" || a.startsWith("--remember="))) return [];
+  return ["--remember", "project"];
 }
 
 /** True if `serve` arguments already set --state-dir (also as `--state-dir=DIR` or an argparse abbreviation). */

@@ -43,6 +43,9 @@ export interface LastSession {
 
 export const LAST_SESSION_KEY = "acp.lastSession";
 
+/** JSON-RPC's "method not found": an agent without one of this project's bridge's extension methods. */
+const METHOD_NOT_FOUND = -32601;
+
 export interface ControllerDeps {
   store: SessionStore;
   permissions: PermissionBroker;
@@ -92,6 +95,11 @@ export class SessionController implements vscode.Disposable {
 
   get connection(): AgentConnection | undefined {
     return this.conn;
+  }
+
+  /** The open session and its agent, if any. */
+  currentSession(): { id: string; conn: AgentConnection } | undefined {
+    return this.session;
   }
 
   /** The running agent, started on first use. */
@@ -237,7 +245,8 @@ export class SessionController implements vscode.Disposable {
 
   /**
    * What a session opens with: the user's MCP servers (those the agent can take) and the other workspace
-   * folders as extra roots. The servers left out are said in the view once the session is shown.
+   * folders as extra roots (`additionalDirectories`, when the agent takes them). The servers left out are
+   * said in the view once the session is shown.
    */
   private async sessionSetup(conn: AgentConnection): Promise<{ setup: SessionSetup; notes: string[] }> {
     const { servers, skipped } = await (this.d.mcpServers ?? workspaceMcpServers)();
@@ -248,7 +257,11 @@ export class SessionController implements vscode.Disposable {
       return false;
     });
     for (const n of notes) this.d.output.appendLine(`[acp] ${n}`);
-    return { setup: { mcpServers }, notes };
+    // Every workspace folder is a root of the session: the first is its cwd, the others go along.
+    const others = (vscode.workspace.workspaceFolders ?? []).slice(1).map((f) => f.uri.fsPath);
+    const additionalDirectories = conn.acceptsAdditionalDirectories ? others : [];
+    if (others.length > 0 && !conn.acceptsAdditionalDirectories) this.d.output.appendLine(`[acp] ${conn.spec.name} takes no additional directories: only ${this.cwd} is its workspace`);
+    return { setup: { mcpServers, additionalDirectories }, notes };
   }
 
   private showNotes(notes: readonly string[]): void {
@@ -412,6 +425,41 @@ export class SessionController implements vscode.Disposable {
       store.dispatch({ type: "answerRestored", toolCallId, label: a.label, kind: a.kind, feedback: a.feedback });
     }
     this.showNotes(notes);
+  }
+
+  /**
+   * Rename the current session (the bridge's `_acpBridge/setSessionTitle`; History lists the new title).
+   * Without `title`, asks for it.
+   */
+  async renameSession(title?: string): Promise<void> {
+    const s = this.session;
+    if (!s) {
+      void vscode.window.showInformationMessage("There is no session to rename yet.");
+      return;
+    }
+    const next =
+      title ??
+      (await vscode.window.showInputBox({ title: "ACP: Rename Session", prompt: "The session's title, as History lists it", value: this.d.store.state.title ?? "", validateInput: (v) => (v.trim() ? undefined : "A title cannot be empty") }));
+    if (next === undefined || !next.trim()) return;
+    try {
+      const res = await s.conn.setSessionTitle(s.id, next.trim());
+      if (this.session === s) this.d.store.dispatch({ type: "update", update: { sessionUpdate: "session_info_update", title: res.title } });
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== METHOD_NOT_FOUND) throw err;
+      void vscode.window.showInformationMessage(`ACP agent "${s.conn.spec.name}" cannot rename sessions.`);
+    }
+  }
+
+  /** `session/delete`: the stored session goes (with what the client kept of it); deleting the open one starts a new one. */
+  async deleteSession(sessionId: string): Promise<void> {
+    const conn = await this.connect();
+    await conn.deleteSession(sessionId);
+    await this.d.archive?.forget(sessionId);
+    if (this.d.memory?.get<LastSession>(LAST_SESSION_KEY)?.sessionId === sessionId) await this.d.memory.update(LAST_SESSION_KEY, undefined);
+    if (this.session?.id === sessionId) {
+      this.session = undefined;
+      await this.ensureSession();
+    }
   }
 
   /** A resumed session's conversation, as the client last showed it (the agent does not replay it). */

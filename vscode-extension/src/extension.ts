@@ -7,14 +7,15 @@ import * as vscode from "vscode";
 import { TerminalManager } from "./acp/terminals";
 import { AgentViewProvider } from "./agentView";
 import { ANSWER_COMMAND, ApprovalNotifications, REVIEW_COMMAND } from "./approvalNotification";
-import { followAlongDefault, permissionNotifications, SECTION, selectedAgentName } from "./config";
+import { BRIDGE_SECTION, followAlongDefault, permissionNotifications, SECTION, selectedAgentName } from "./config";
 import { errorText, SessionController } from "./controller";
 import { canReview, DiffDocuments, DIFF_SCHEME, EditViews, REVIEW_SCHEME } from "./editViews";
 import { FollowAlong } from "./follow";
 import { currentText, replaceFile } from "./fsHandlers";
-import { COMMANDS, VIEW_ID } from "./ids";
+import { COMMANDS, RULES_VIEW_ID, VIEW_ID } from "./ids";
 import { PermissionBroker } from "./permissions";
-import { pickAgent, pickHistory, pickMode, pickModel } from "./pickers";
+import { pickAgent, pickHistory, pickMode, pickModel, pickSessionToDelete } from "./pickers";
+import { RulesView } from "./rulesView";
 import { SessionArchive } from "./sessionArchive";
 import { createStatusBar } from "./statusBar";
 import { SessionStore } from "./store";
@@ -36,6 +37,9 @@ export function activate(context: vscode.ExtensionContext): void {
   const follow = new FollowAlong();
   const docs = new DiffDocuments();
   const edits = new EditViews(docs, store, permissions, { read: currentText, write: replaceFile, noteForAgent: (t) => controller.noteForAgent(t) });
+  const rules = new RulesView(controller, store);
+  const rulesTree = vscode.window.createTreeView(RULES_VIEW_ID, { treeDataProvider: rules });
+  rules.attach(rulesTree);
   const view = new AgentViewProvider(context.extensionUri, store, (m) => routeWebviewMessage(m, { controller, permissions, store, edits }));
 
   const storeSub = store.listen((event, change) => {
@@ -82,6 +86,20 @@ export function activate(context: vscode.ExtensionContext): void {
     command(COMMANDS.pickMode, () => pickMode(controller, store)),
     command(COMMANDS.pickModel, () => pickModel(controller, store)),
     command(COMMANDS.history, () => pickHistory(controller, store)),
+    command(COMMANDS.renameSession, () => controller.renameSession()),
+    command(COMMANDS.deleteSession, () => pickSessionToDelete(controller, store)),
+    rules,
+    rulesTree,
+    command(COMMANDS.refreshRules, () => rules.refresh()),
+    command(COMMANDS.revokeRule, (line) => {
+      if (typeof line === "object" && line !== null && typeof (line as { number?: unknown }).number === "number") return rules.revoke((line as { number: number }).number);
+    }),
+    command(COMMANDS.revokeAllRules, async () => {
+      const count = rules.rules?.rules.length ?? 0;
+      if (count === 0) return;
+      const sure = await vscode.window.showWarningMessage(`Revoke all ${count} remembered "always" answers? The agent will ask again.`, { modal: true }, "Revoke All");
+      if (sure) await rules.revoke();
+    }),
     command(COMMANDS.showOutput, () => output.show(true)),
     command(COMMANDS.login, () => controller.login()),
     command(COMMANDS.toggleFollow, () => store.dispatch({ type: "follow", enabled: !store.state.follow })),
@@ -104,7 +122,7 @@ export function activate(context: vscode.ExtensionContext): void {
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration(`${SECTION}.followAlong`)) store.dispatch({ type: "follow", enabled: followAlongDefault() });
-      const agentChanged = ["agent", "agents", "pythonCommand", "bridgeArgs"].some((k) => e.affectsConfiguration(`${SECTION}.${k}`));
+      const agentChanged = ["agent", "agents", "pythonCommand", "bridgeArgs"].some((k) => e.affectsConfiguration(`${SECTION}.${k}`)) || e.affectsConfiguration(`${BRIDGE_SECTION}.rememberAlways`);
       if (!agentChanged) return;
       output.appendLine(`[acp] agent settings changed (agent: ${selectedAgentName()}, ${controller.isDown ? "not running" : "running"})`);
       // A stopped agent restarts on the new settings at once (that is usually the fix); a running one

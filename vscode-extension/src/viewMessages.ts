@@ -46,6 +46,8 @@ export function routeWebviewMessage(m: WebviewToHost, r: Routes): void {
       return run(r.controller.newSession());
     case "history":
       return run(pickHistory(r.controller, r.store));
+    case "renameSession":
+      return run(r.controller.renameSession());
     case "restart":
       return run(r.controller.restart());
     case "setMode":

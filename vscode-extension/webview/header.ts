@@ -49,7 +49,16 @@ export function renderHeader(el: HTMLElement, s: SessionState): void {
   }
   if (pickers.childElementCount > 0) parts.push(pickers);
   if (s.usage) parts.push(gauge(s.usage));
-  if (s.title) parts.push(h("div", { class: "session-title", title: s.title }, s.title));
+  if (s.title) {
+    parts.push(
+      h(
+        "div",
+        { class: "header-row session-row" },
+        h("span", { class: "session-title", title: s.title }, s.title),
+        h("button", { class: "link rename", id: "rename-session", title: "Rename this session (History lists it by its title)", onclick: () => send({ type: "renameSession" }) }, "Rename"),
+      ),
+    );
+  }
   if (s.auth) parts.push(authBanner(s.auth));
   if (status === "crashed") parts.push(crashBanner(s));
   el.replaceChildren(...parts);

@@ -29,6 +29,21 @@ export interface ConnectOptions {
   onExit?: (exit: AgentExit, expected: boolean) => void;
 }
 
+/** This project's bridge's own JSON-RPC methods (extension methods, `_`-prefixed as ACP asks). */
+export const BRIDGE_METHODS = {
+  setSessionTitle: "_acpBridge/setSessionTitle",
+  listRules: "_acpBridge/listRules",
+  forgetRules: "_acpBridge/forgetRules",
+} as const;
+
+/** `_acpBridge/listRules` and `forgetRules` answers: rules numbered as the bridge's `/permissions` numbers them. */
+export interface RulesListing {
+  mode: string;
+  /** How long an "always" answer lasts, in words: "this session", "this project". */
+  rememberedFor: string;
+  rules: Array<{ number: number; description: string; allow: boolean; tool: string; scope: string }>;
+}
+
 /** What a session is opened with, besides its cwd: the user's MCP servers and the other workspace roots. */
 export interface SessionSetup {
   mcpServers?: acp.McpServer[];
@@ -153,6 +168,29 @@ export class AgentConnection {
 
   resumeSession(sessionId: string, cwd: string, setup: SessionSetup = {}): Promise<acp.ResumeSessionResponse> {
     return this.conn.agent.request(acp.methods.agent.session.resume, { sessionId, cwd, ...this.setupParams(setup) });
+  }
+
+  get canDeleteSession(): boolean {
+    return this.init.agentCapabilities?.sessionCapabilities?.delete != null;
+  }
+
+  deleteSession(sessionId: string): Promise<acp.DeleteSessionResponse> {
+    return this.conn.agent.request(acp.methods.agent.session.delete, { sessionId });
+  }
+
+  /** The bridge's `_acpBridge/setSessionTitle`: rename a session (the agent confirms with `session_info_update`). */
+  setSessionTitle(sessionId: string, title: string): Promise<{ title: string }> {
+    return this.conn.agent.request<{ title: string }>(BRIDGE_METHODS.setSessionTitle, { sessionId, title });
+  }
+
+  /** The bridge's `_acpBridge/listRules`: the session's mode and remembered "always" rules. */
+  listRules(sessionId: string): Promise<RulesListing> {
+    return this.conn.agent.request<RulesListing>(BRIDGE_METHODS.listRules, { sessionId });
+  }
+
+  /** The bridge's `_acpBridge/forgetRules`: revoke rule `number`, or all of them; answers with the rules left. */
+  forgetRules(sessionId: string, number?: number): Promise<RulesListing> {
+    return this.conn.agent.request<RulesListing>(BRIDGE_METHODS.forgetRules, { sessionId, ...(number === undefined ? {} : { number }) });
   }
 
   /** A prompt: the user's text, then any notes the client adds (each its own text block, after the text). */

@@ -43,7 +43,7 @@ acp
     terminalAuth = params.clientCapabilities?.auth?.terminal === true;
     return {
       protocolVersion: acp.PROTOCOL_VERSION,
-      agentCapabilities: { loadSession: !resumes, sessionCapabilities: { list: {}, ...(resumes ? { resume: {} } : {}) } },
+      agentCapabilities: { loadSession: !resumes, sessionCapabilities: { list: {}, delete: {}, additionalDirectories: {}, ...(resumes ? { resume: {} } : {}) } },
       agentInfo: { name: "fake-agent", version: "0" },
       authMethods: loginFile && terminalAuth ? [{ type: "terminal" as const, id: "fake-login", name: "Log in to the fake agent", args: ["--login"] }] : [],
     };
@@ -70,6 +70,11 @@ acp
     if (!history.has(params.sessionId)) throw acp.RequestError.resourceNotFound(params.sessionId);
     keepSetup(params.sessionId, params);
     return { modes, configOptions: configOptions() };
+  })
+  .onRequest(acp.methods.agent.session.delete, ({ params }) => {
+    history.delete(params.sessionId);
+    save();
+    return {};
   })
   .onRequest(acp.methods.agent.session.setMode, ({ params }) => {
     modes.currentModeId = params.modeId;

@@ -277,7 +277,7 @@ describe("session controller", () => {
     await c.dispose();
   });
 
-  it("opens sessions with the workspace's .vscode/mcp.json and the setting's MCP servers; says which it left out", async () => {
+  it("opens sessions with the workspace's .vscode/mcp.json and the setting's MCP servers (saying which it left out) and the other folders as extra roots", async () => {
     const ws = mkdtempSync(join(tmpdir(), "acp-ws-"));
     mkdirSync(join(ws, ".vscode"));
     writeFileSync(
@@ -286,13 +286,18 @@ describe("session controller", () => {
     );
     const settings = { agent: "fake", agents: [{ name: "fake", command: process.execPath, args: [agentJs] }], mcpServers: { extra: { command: "extra-server" } } };
     const workspace = vscode.workspace as unknown as { setWorkspaceFolders(f: unknown): void };
-    workspace.setWorkspaceFolders([{ uri: vscode.Uri.file(ws), name: "ws", index: 0 }]);
+    const second = mkdtempSync(join(tmpdir(), "acp-ws2-"));
+    workspace.setWorkspaceFolders([
+      { uri: vscode.Uri.file(ws), name: "ws", index: 0 },
+      { uri: vscode.Uri.file(second), name: "ws2", index: 1 },
+    ]);
     try {
       await withSettings(settings, async () => {
         const { c, store } = controller();
         await c.prompt("setup");
         const agent = store.state.timeline.find((i) => i.type === "agent");
-        const got = JSON.parse(agent && agent.type === "agent" ? agent.text : "null") as { mcpServers: unknown[] };
+        const got = JSON.parse(agent && agent.type === "agent" ? agent.text : "null") as { mcpServers: unknown[]; additionalDirectories: unknown };
+        expect(got.additionalDirectories).toEqual([second]);
         expect(got.mcpServers).toEqual([
           { name: "files", command: "node", args: [`${ws}/s.js`], env: [{ name: "A", value: "1" }] },
           { name: "extra", command: "extra-server", args: [], env: [] },
@@ -304,5 +309,26 @@ describe("session controller", () => {
     } finally {
       workspace.setWorkspaceFolders(undefined);
     }
+  });
+
+  it("deletes a stored session (the open one: a new session takes its place); renaming needs the bridge's method", async () => {
+    await withSettings(persistentFake(), async () => {
+      const mem = memory();
+      const archive = new SessionArchive(mkdtempSync(join(tmpdir(), "acp-views-")));
+      const { c, store } = controller(undefined, { memory: mem, archive });
+      await c.prompt("to be deleted");
+      const id = store.state.sessionId!;
+      await archive.recordAnswer(id, "call", { label: "Allowed once" });
+      await c.deleteSession(id);
+      expect(store.state.sessionId).not.toBe(id);
+      expect((await c.connection!.listSessions(c.cwd)).sessions.map((s) => s.sessionId)).not.toContain(id);
+      expect(await archive.answers(id)).toEqual({});
+      expect(mem.get("acp.lastSession")).toBeUndefined();
+      const info = vi.mocked(vscode.window.showInformationMessage).mockResolvedValue(undefined as never);
+      await c.renameSession("New name");
+      expect(info).toHaveBeenCalledWith('ACP agent "fake" cannot rename sessions.');
+      info.mockClear();
+      await c.dispose();
+    });
   });
 });
