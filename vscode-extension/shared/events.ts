@@ -29,6 +29,9 @@ export type SessionEvent =
   | { type: "turnCancelled" }
   | { type: "permissionRequested"; requestId: string; toolCall: ToolCallUpdate; options: PermissionOption[] }
   | { type: "permissionResolved"; requestId: string; outcome: string; feedback?: string }
+  /** The agent asks the user a question (`elicitation/create`, form mode). */
+  | { type: "questionAsked"; requestId: string; message: string; schema: unknown; toolCallId?: string }
+  | { type: "questionAnswered"; requestId: string; action: string; content?: Record<string, string | number | boolean | string[]> }
   /** An answer given in an earlier window, put back on its card after `session/load` replayed it. */
   | { type: "answerRestored"; toolCallId: string; label: string; kind?: PermissionOption["kind"]; feedback?: string }
   /** A resumed session's conversation as the client kept it (`session/resume` replays nothing). */

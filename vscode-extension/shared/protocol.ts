@@ -24,7 +24,12 @@ export interface RevealCardMessage {
   type: "revealCard";
   toolCallId: string;
 }
-export type HostToWebview = SnapshotMessage | EventsMessage | FocusPromptMessage | RevealCardMessage;
+/** Scroll a timeline item (a question) into view and focus its first control. */
+export interface RevealItemMessage {
+  type: "revealItem";
+  id: string;
+}
+export type HostToWebview = SnapshotMessage | EventsMessage | FocusPromptMessage | RevealCardMessage | RevealItemMessage;
 
 // ---- webview → host ----
 export type WebviewToHost =
@@ -32,6 +37,8 @@ export type WebviewToHost =
   | { type: "prompt"; text: string }
   | { type: "cancel" }
   | { type: "permission"; requestId: string; optionId: string; feedback?: string }
+  /** The answer to a question form (`elicitation/create`). */
+  | { type: "question"; requestId: string; action: "accept" | "decline" | "cancel"; content?: Record<string, string | number | boolean | string[]> }
   | { type: "openLocation"; path: string; line?: number | null }
   /** `proposed`: the index is into the diffs a failed card kept (`ToolCard.proposed`). */
   | { type: "openDiff"; toolCallId: string; index: number; proposed?: boolean }

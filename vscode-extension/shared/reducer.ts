@@ -82,6 +82,15 @@ export function applyEvent(state: SessionState, event: SessionEvent): Change {
       }
       return {};
     }
+    case "questionAsked":
+      state.timeline.push({ type: "question", id: event.requestId, message: event.message, schema: event.schema, toolCallId: event.toolCallId });
+      return { timeline: true };
+    case "questionAnswered": {
+      const item = state.timeline.find((i) => i.type === "question" && i.id === event.requestId);
+      if (!item || item.type !== "question" || item.answer) return {};
+      item.answer = { action: event.action, ...(event.content ? { content: event.content } : {}) };
+      return { items: [item.id] };
+    }
     case "answerRestored": {
       const card = state.cards[event.toolCallId];
       if (!card || card.permission) return {};
@@ -103,6 +112,7 @@ export function applyEvent(state: SessionState, event: SessionEvent): Change {
       });
       // Questions that were open when the view was kept died with that connection.
       for (const card of Object.values(state.cards)) if (card.permission && card.permission.outcome === undefined) card.permission.outcome = "cancelled";
+      for (const item of state.timeline) if (item.type === "question" && !item.answer) item.answer = { action: "cancel" };
       return { reset: true, header: true, plan: true, timeline: true };
     }
     case "editUndone":

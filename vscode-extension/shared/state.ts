@@ -95,7 +95,21 @@ export type TimelineItem =
   | { type: "user" | "agent" | "thought"; id: string; messageId?: string; text: string; blocks: ContentBlock[] }
   | { type: "tool"; id: string }
   | { type: "notice"; id: string; severity: string; text: string }
-  | CompactionView;
+  | CompactionView
+  | QuestionView;
+
+/** A question the agent put to the user as a form (ACP `elicitation/create`, form mode). */
+export interface QuestionView {
+  type: "question";
+  /** The client's id for the open request (also the item's id). */
+  id: string;
+  message: string;
+  /** The requested schema, as the agent sent it (see shared/elicitation.ts). */
+  schema: unknown;
+  toolCallId?: string;
+  /** Absent while open. */
+  answer?: { action: string; content?: Record<string, string | number | boolean | string[]> };
+}
 
 /**
  * A context compaction (`compaction_update` / `compaction_summary_chunk`): one timeline entry per

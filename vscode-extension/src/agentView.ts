@@ -70,7 +70,7 @@ export class AgentViewProvider implements vscode.WebviewViewProvider, vscode.Dis
 
   post(message: HostToWebview): void {
     if (this.view && this.ready && !this.paused) void this.view.webview.postMessage(message);
-    else if (message.type === "focusPrompt" || message.type === "revealCard") this.pendingFocus = message;
+    else if (message.type === "focusPrompt" || message.type === "revealCard" || message.type === "revealItem") this.pendingFocus = message;
   }
 
   private sendSnapshot(): void {

@@ -26,6 +26,7 @@ import type { McpServers } from "./mcpConfig";
 import { showNotice } from "./notices";
 import { readTextFile, writeTextFile } from "./fsHandlers";
 import type { PermissionBroker } from "./permissions";
+import type { QuestionBroker } from "./questions";
 import type { SessionArchive } from "./sessionArchive";
 import type { SessionStore } from "./store";
 
@@ -49,6 +50,7 @@ const METHOD_NOT_FOUND = -32601;
 export interface ControllerDeps {
   store: SessionStore;
   permissions: PermissionBroker;
+  questions: QuestionBroker;
   terminals: TerminalManager;
   output: vscode.OutputChannel;
   version: string;
@@ -121,6 +123,7 @@ export class SessionController implements vscode.Disposable {
         {
           onUpdate: (n, t0) => this.onUpdate(n, t0),
           requestPermission: (p, signal) => this.d.permissions.request(p, signal),
+          elicit: (p, signal) => this.d.questions.request(p, signal),
           readTextFile,
           writeTextFile,
           terminal: this.d.terminals,
@@ -152,6 +155,7 @@ export class SessionController implements vscode.Disposable {
     this.conn = undefined;
     this.session = undefined;
     this.d.permissions.cancelAll();
+    this.d.questions.cancelAll();
     const failure = describeFailure({ agentName: spec.name, command: spec.command, builtin: isBuiltinAgent(spec.name), message, stderrTail });
     this.d.store.dispatch({ type: "connection", status: "crashed", agentName: spec.name, error: message, failure });
     const actions = [...(failure.setting ? ["Open Setting"] : []), "Restart", "Show Output"];
@@ -344,6 +348,7 @@ export class SessionController implements vscode.Disposable {
     if (!s || !this.d.store.state.running) return;
     await s.conn.cancel(s.id).catch(() => undefined);
     this.d.permissions.cancelAll();
+    this.d.questions.cancelAll();
     this.d.store.dispatch({ type: "turnCancelled" });
   }
 
@@ -360,6 +365,7 @@ export class SessionController implements vscode.Disposable {
     this.conn = undefined;
     this.session = undefined;
     this.d.permissions.cancelAll();
+    this.d.questions.cancelAll();
     this.d.terminals.disposeAll();
     await old?.dispose();
     await this.openLastOrNew();
@@ -470,6 +476,7 @@ export class SessionController implements vscode.Disposable {
   async dispose(): Promise<void> {
     this.storeSub.dispose();
     this.d.permissions.cancelAll();
+    this.d.questions.cancelAll();
     this.d.terminals.disposeAll();
     const c = this.conn;
     this.conn = undefined;

@@ -14,6 +14,7 @@ import { FollowAlong } from "./follow";
 import { currentText, replaceFile } from "./fsHandlers";
 import { COMMANDS, RULES_VIEW_ID, VIEW_ID } from "./ids";
 import { PermissionBroker } from "./permissions";
+import { QuestionBroker } from "./questions";
 import { pickAgent, pickHistory, pickMode, pickModel, pickSessionToDelete } from "./pickers";
 import { RulesView } from "./rulesView";
 import { SessionArchive } from "./sessionArchive";
@@ -28,23 +29,28 @@ export function activate(context: vscode.ExtensionContext): void {
   const store = new SessionStore(selectedAgentName(), followAlongDefault());
   const notifications = new ApprovalNotifications((toolCallId) => canReview(store.state.cards[toolCallId]));
   const permissions = new PermissionBroker(store, (prompt) => (permissionNotifications() ? notifications.ask(prompt) : Promise.resolve(undefined)));
+  const questions = new QuestionBroker(store);
   const mirror = new TerminalMirror(store);
   const terminals = new TerminalManager(mirror);
   // The built-in bridge logs sessions here, so History works without any setting.
   const historyDir = vscode.Uri.joinPath(context.globalStorageUri, "sessions").fsPath;
   const archive = new SessionArchive(vscode.Uri.joinPath(context.globalStorageUri, "views").fsPath);
-  const controller = new SessionController({ store, permissions, terminals, output, version, historyDir, archive, memory: context.workspaceState });
+  const controller = new SessionController({ store, permissions, questions, terminals, output, version, historyDir, archive, memory: context.workspaceState });
   const follow = new FollowAlong();
   const docs = new DiffDocuments();
   const edits = new EditViews(docs, store, permissions, { read: currentText, write: replaceFile, noteForAgent: (t) => controller.noteForAgent(t) });
   const rules = new RulesView(controller, store);
   const rulesTree = vscode.window.createTreeView(RULES_VIEW_ID, { treeDataProvider: rules });
   rules.attach(rulesTree);
-  const view = new AgentViewProvider(context.extensionUri, store, (m) => routeWebviewMessage(m, { controller, permissions, store, edits }));
+  const view = new AgentViewProvider(context.extensionUri, store, (m) => routeWebviewMessage(m, { controller, permissions, questions, store, edits }));
 
   const storeSub = store.listen((event, change) => {
     if (event.type === "sessionStarted") follow.reset();
     if (event.type === "permissionResolved") edits.onAnswered(event.requestId);
+    // A question waits for the user: said where they are looking when the view is out of sight.
+    if (event.type === "questionAsked" && !view.isVisible) {
+      void vscode.window.showInformationMessage(`The agent asks: ${event.message}`, "Answer").then((pick) => pick && focusView({ type: "revealItem", id: event.requestId }));
+    }
     for (const id of change.cards ?? []) {
       const card = store.state.cards[id];
       if (card) follow.onCard(card, store.state.follow);

@@ -5,12 +5,14 @@ import type { SessionController } from "./controller";
 import { errorText } from "./controller";
 import type { EditViews } from "./editViews";
 import type { PermissionBroker } from "./permissions";
+import type { QuestionBroker } from "./questions";
 import { pickHistory } from "./pickers";
 import type { SessionStore } from "./store";
 
 export interface Routes {
   controller: SessionController;
   permissions: PermissionBroker;
+  questions: QuestionBroker;
   store: SessionStore;
   edits: EditViews;
 }
@@ -29,6 +31,9 @@ export function routeWebviewMessage(m: WebviewToHost, r: Routes): void {
       return run(r.controller.cancel());
     case "permission":
       r.permissions.answer(m.requestId, m.optionId, m.feedback);
+      return;
+    case "question":
+      r.questions.answer(m.requestId, m.action, m.content);
       return;
     case "openLocation":
       return run(openLocation(m.path, m.line ?? undefined));

@@ -295,6 +295,7 @@ window.addEventListener("message", (e: MessageEvent<HostToWebview>) => {
           focusNewApproval = true;
         }
         if (event.type === "permissionResolved") reasons.delete(event.requestId);
+        if (event.type === "questionAsked") announcer.textContent = `The agent asks: ${event.message}`;
       }
       schedule();
       return;
@@ -303,6 +304,12 @@ window.addEventListener("message", (e: MessageEvent<HostToWebview>) => {
       // Not focused yet (the workbench is still moving focus here): take it when it arrives.
       if (!document.hasFocus()) window.addEventListener("focus", () => composer.textarea.focus(), { once: true });
       return;
+    case "revealItem": {
+      const el = document.getElementById(`question-${m.id}`);
+      el?.scrollIntoView({ block: "nearest" });
+      el?.querySelector<HTMLElement>("input, button")?.focus({ preventScroll: true });
+      return;
+    }
     case "revealCard": {
       const el = document.getElementById(`card-${m.toolCallId}`);
       const target = el?.querySelector<HTMLElement>(".permission .perm-btn, button");

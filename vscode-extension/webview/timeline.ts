@@ -9,6 +9,7 @@ import { block } from "./content";
 import { type CardUi, nestedBox, renderCard } from "./card";
 import { h } from "./dom";
 import { renderMarkdown } from "./markdown";
+import { renderQuestion } from "./question";
 import { compactionTitle } from "../shared/usage";
 
 /** A control of the card itself with this focus key (not one of a nested card's). */
@@ -83,6 +84,7 @@ export class Timeline {
     if (item.type === "tool") return h("article", { class: "card", id: `card-${item.id}` });
     if (item.type === "thought") return h("details", { class: "thought" });
     if (item.type === "compaction") return h("details", { class: "compaction", open: item.status === "in_progress" });
+    if (item.type === "question") return h("section", { class: "question", id: `question-${item.id}`, role: "group", "aria-label": "A question from the agent" });
     return h("div", { class: `msg msg-${item.type}${item.type === "notice" ? ` notice-${item.severity}` : ""}` });
   }
 
@@ -107,6 +109,9 @@ export class Timeline {
       }
       case "notice":
         el.textContent = item.text;
+        return;
+      case "question":
+        renderQuestion(el, item);
         return;
       case "compaction": {
         const details = el as HTMLDetailsElement;

@@ -97,9 +97,11 @@ export class AgentConnection {
         clientCapabilities: {
           fs: { readTextFile: !!handlers.readTextFile, writeTextFile: !!handlers.writeTextFile },
           terminal: !!handlers.terminal,
-          // Compactions and notices are shown (timeline entry, toast); a terminal login runs in a terminal.
+          // Compactions and notices are shown (timeline entry, toast); a terminal login runs in a terminal;
+          // questions (elicitation) are forms in the view.
           session: { compaction: {}, notices: {} },
           auth: { terminal: true },
+          ...(handlers.elicit ? { elicitation: { form: {} } } : {}),
           _meta: { terminal_output: true },
         },
       });
@@ -245,7 +247,8 @@ function buildClient(name: string, h: ClientHandlers): acp.ClientApp {
     .client({ name })
     .onNotification(acp.methods.client.session.update, ({ params }) => h.onUpdate(params, Date.now()))
     .onRequest(acp.methods.client.session.requestPermission, ({ params, signal }) => h.requestPermission(params, signal));
-  const { readTextFile, writeTextFile, terminal } = h;
+  const { readTextFile, writeTextFile, terminal, elicit } = h;
+  if (elicit) app = app.onRequest(acp.methods.client.elicitation.create, ({ params, signal }) => elicit.call(h, params, signal));
   if (readTextFile) app = app.onRequest(acp.methods.client.fs.readTextFile, ({ params }) => readTextFile.call(h, params));
   if (writeTextFile)
     app = app.onRequest(acp.methods.client.fs.writeTextFile, async ({ params }) => {

@@ -2,7 +2,8 @@
  * The Agent view's session controls in the built webview (headless Chromium, real CSP), driven by the
  * host messages the extension sends: config option pickers placed by category (choosing one asks the
  * host to set it), the context gauge with the cost (and "incomplete"), a compaction's timeline entry
- * (streamed chunks, then the summary), and the login banner. Screenshot: artifacts/shots/webview-controls.png.
+ * (streamed chunks, then the summary), the login banner, and a question form (form elicitation).
+ * Screenshots: artifacts/shots/webview-controls.png, webview-question.png.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
@@ -71,6 +72,40 @@ describe("session controls in the webview", () => {
     await page.screenshot({ path: shot("webview-controls"), fullPage: true });
     await login.click();
     assert.deepEqual((await sent(page, "login")).at(-1), { type: "login", methodId: "login" });
+    assert.deepEqual(view.cspErrors, []);
+  });
+
+  it("asks the agent's question as a form: a choice and free text, checked, answered, then shown in words", async () => {
+    const { page } = view;
+    const schema = {
+      type: "object",
+      properties: {
+        answer: { type: "string", title: "Answer", oneOf: [{ const: "Blue", title: "Blue" }, { const: "Green", title: "Green" }] },
+        count: { type: "integer", title: "How many", minimum: 1 },
+        other: { type: "string", title: "Or your own answer" },
+      },
+      required: ["answer", "count"],
+    };
+    await postEvents(page, [{ type: "questionAsked", requestId: "question-1", message: "Which colour should the button be?", schema, toolCallId: "call_ask" }]);
+    const form = page.locator('[id="question-question-1"]');
+    await form.locator(".question-submit").waitFor({ timeout: 10_000 });
+    assert.match((await form.textContent()) ?? "", /Which colour should the button be\?/);
+    await form.locator(".question-submit").click();
+    assert.match((await form.locator(".question-error").textContent()) ?? "", /Answer: an answer is needed/);
+    await form.getByLabel("Green").check();
+    await form.getByLabel("How many *").fill("3");
+    await form.getByLabel("Or your own answer").fill("teal, please");
+    await page.screenshot({ path: shot("webview-question"), fullPage: true });
+    await form.locator(".question-submit").click();
+    assert.deepEqual((await sent(page, "question")).at(-1), { type: "question", requestId: "question-1", action: "accept", content: { answer: "Green", count: 3, other: "teal, please" } });
+    await postEvents(page, [{ type: "questionAnswered", requestId: "question-1", action: "accept", content: { answer: "Green", count: 3, other: "teal, please" } }]);
+    await form.locator(".question-answer").waitFor({ timeout: 5000 });
+    assert.equal((await form.locator(".question-answer").textContent())?.trim(), "Answered: Answer: Green; How many: 3; Or your own answer: teal, please");
+    assert.equal(await form.locator("form").count(), 0);
+
+    await postEvents(page, [{ type: "questionAsked", requestId: "question-2", message: "Proceed?", schema: { type: "object", properties: { ok: { type: "boolean", title: "Yes" } } } }]);
+    await page.locator('[id="question-question-2"] .question-decline').click();
+    assert.deepEqual((await sent(page, "question")).at(-1), { type: "question", requestId: "question-2", action: "decline" });
     assert.deepEqual(view.cspErrors, []);
   });
 });

@@ -9,6 +9,7 @@ import { TerminalManager } from "../../src/acp/terminals";
 import { type ControllerDeps, type KeyValueStore, SessionController } from "../../src/controller";
 import { SessionArchive } from "../../src/sessionArchive";
 import { PermissionBroker } from "../../src/permissions";
+import { QuestionBroker } from "../../src/questions";
 import { pickHistory } from "../../src/pickers";
 import { SessionStore } from "../../src/store";
 
@@ -26,7 +27,7 @@ function controller(historyDir?: string, extra: Partial<ControllerDeps> = {}) {
   const store = new SessionStore();
   const output = { append: vi.fn(), appendLine: vi.fn(), show: vi.fn() } as unknown as vscode.OutputChannel;
   const permissions = new PermissionBroker(store, undefined);
-  const c = new SessionController({ store, permissions, terminals: new TerminalManager(), output, version: "0", historyDir, ...extra });
+  const c = new SessionController({ store, permissions, questions: new QuestionBroker(store), terminals: new TerminalManager(), output, version: "0", historyDir, ...extra });
   return { c, store, output };
 }
 
