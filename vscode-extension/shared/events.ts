@@ -4,6 +4,7 @@
  * applies them with the same reducer. A snapshot plus the events after it always rebuilds the same state.
  */
 import type {
+  ContentBlock,
   PermissionOption,
   SessionConfigOption,
   SessionModeState,
@@ -24,7 +25,8 @@ export type SessionEvent =
       canLoadSessions?: boolean;
     }
   | { type: "update"; update: SessionUpdate }
-  | { type: "userPrompt"; text: string }
+  /** `blocks`: what the user attached (selections, files, images, mentions). */
+  | { type: "userPrompt"; text: string; blocks?: ContentBlock[] }
   | { type: "turnEnded"; stopReason: string }
   | { type: "turnCancelled" }
   | { type: "permissionRequested"; requestId: string; toolCall: ToolCallUpdate; options: PermissionOption[] }

@@ -3,6 +3,7 @@
  * The webview sends `ready` first; the host answers with a `snapshot` and then streams `events`.
  * A snapshot is also replayed whenever the view becomes visible again.
  */
+import type { ContentBlock } from "./acp";
 import type { SessionEvent } from "./events";
 import type { SessionState } from "./state";
 
@@ -29,12 +30,33 @@ export interface RevealItemMessage {
   type: "revealItem";
   id: string;
 }
-export type HostToWebview = SnapshotMessage | EventsMessage | FocusPromptMessage | RevealCardMessage | RevealItemMessage;
+/** Something the user attached to the next prompt, as the composer shows it (a chip) and sends it. */
+export interface Attachment {
+  label: string;
+  block: ContentBlock;
+}
+/** Attachments for the composer (the user chose a selection, a file or an image). */
+export interface AttachedMessage {
+  type: "attached";
+  items: Attachment[];
+}
+/** Workspace files matching an @-mention being typed. */
+export interface FileMatchesMessage {
+  type: "fileMatches";
+  query: string;
+  files: Array<{ label: string; path: string }>;
+}
+export type HostToWebview = SnapshotMessage | EventsMessage | FocusPromptMessage | RevealCardMessage | RevealItemMessage | AttachedMessage | FileMatchesMessage;
 
 // ---- webview → host ----
 export type WebviewToHost =
   | { type: "ready" }
-  | { type: "prompt"; text: string }
+  /** `attachments`: the composer's chips; `mentions`: the @-mentioned files still named in the text. */
+  | { type: "prompt"; text: string; attachments?: Attachment[]; mentions?: Array<{ label: string; path: string }> }
+  /** The user wants to attach something (the host asks what: selection, file, image). */
+  | { type: "attach" }
+  /** An @-mention is being typed: which workspace files match. */
+  | { type: "findFiles"; query: string }
   | { type: "cancel" }
   | { type: "permission"; requestId: string; optionId: string; feedback?: string }
   /** The answer to a question form (`elicitation/create`). */

@@ -52,7 +52,7 @@ export function applyEvent(state: SessionState, event: SessionEvent): Change {
     case "userPrompt": {
       const id = newItemId(state);
       const plan = retireFinishedPlan(state);
-      state.timeline.push({ type: "user", id, text: event.text, blocks: [] });
+      state.timeline.push({ type: "user", id, text: event.text, blocks: event.blocks ?? [] });
       titleFromPrompt(state, event.text);
       state.running = true;
       state.stopReason = undefined;

@@ -11,10 +11,11 @@
 import { mkdir } from "node:fs/promises";
 import * as os from "node:os";
 import * as vscode from "vscode";
-import type { SessionNotification } from "../shared/acp";
+import type { ContentBlock, SessionNotification } from "../shared/acp";
 import type { SessionState } from "../shared/state";
 import { answerText } from "../shared/cardView";
 import { isAuthRequired, loginInvocation } from "./acp/auth";
+import { forAgent } from "./attachments";
 import { AgentConnection, type SessionSetup } from "./acp/connection";
 import type { AgentSpec } from "./acp/agentSpec";
 import type { TerminalManager } from "./acp/terminals";
@@ -301,7 +302,8 @@ export class SessionController implements vscode.Disposable {
     if (configOptions?.some((o) => o.category === "model")) this.d.store.dispatch({ type: "agentInfo", agent: describeAgent(conn.spec, conn.init.agentInfo ?? undefined, configOptions) });
   }
 
-  async prompt(text: string): Promise<void> {
+  /** Send a prompt: the text and what the user attached (as this agent takes it, see attachments.ts). */
+  async prompt(text: string, attachments: readonly ContentBlock[] = []): Promise<void> {
     if (!text.trim()) return;
     if (this.d.store.state.running) {
       void vscode.window.showWarningMessage("The agent is still working on the last prompt. Cancel it first.");
@@ -316,11 +318,13 @@ export class SessionController implements vscode.Disposable {
       if (!isAuthRequired(err)) this.d.store.dispatch({ type: "error", message: `Could not start a session: ${errorText(err)}` });
       return;
     }
-    this.d.store.dispatch({ type: "userPrompt", text });
+    const { blocks, dropped } = forAgent(attachments, conn.promptCapabilities);
+    this.d.store.dispatch({ type: "userPrompt", text, ...(blocks.length ? { blocks } : {}) });
+    if (dropped.length) this.d.store.dispatch({ type: "notice", severity: "warning", text: `Not sent: ${dropped.join(", ")} (${conn.spec.name} does not take images).` });
     void this.remember(conn, sessionId);
     const notes = this.notes;
     this.notes = [];
-    const turn = conn.prompt(sessionId, text, notes);
+    const turn = blocks.length ? conn.prompt(sessionId, text, notes, blocks) : conn.prompt(sessionId, text, notes);
     this.turn = turn.catch(() => undefined);
     try {
       const res = await turn;

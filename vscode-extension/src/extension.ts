@@ -5,6 +5,7 @@
  */
 import * as vscode from "vscode";
 import { TerminalManager } from "./acp/terminals";
+import { selectionInEditor } from "./attach";
 import { AgentViewProvider } from "./agentView";
 import { ANSWER_COMMAND, ApprovalNotifications, REVIEW_COMMAND } from "./approvalNotification";
 import { BRIDGE_SECTION, followAlongDefault, permissionNotifications, SECTION, selectedAgentName } from "./config";
@@ -42,7 +43,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const rules = new RulesView(controller, store);
   const rulesTree = vscode.window.createTreeView(RULES_VIEW_ID, { treeDataProvider: rules });
   rules.attach(rulesTree);
-  const view = new AgentViewProvider(context.extensionUri, store, (m) => routeWebviewMessage(m, { controller, permissions, questions, store, edits }));
+  const view: AgentViewProvider = new AgentViewProvider(context.extensionUri, store, (m) => routeWebviewMessage(m, { controller, permissions, questions, store, edits, view }));
 
   const storeSub = store.listen((event, change) => {
     if (event.type === "sessionStarted") follow.reset();
@@ -110,6 +111,10 @@ export function activate(context: vscode.ExtensionContext): void {
     command(COMMANDS.login, () => controller.login()),
     command(COMMANDS.toggleFollow, () => store.dispatch({ type: "follow", enabled: !store.state.follow })),
     command(COMMANDS.focus, () => focusView({ type: "focusPrompt" })),
+    command(COMMANDS.attachSelection, () => {
+      const item = selectionInEditor();
+      if (item) focusView({ type: "attached", items: [item] });
+    }),
     command(COMMANDS.acceptEdit, (uri) => edits.answerReview(uri instanceof vscode.Uri ? uri : undefined, true)),
     command(COMMANDS.rejectEdit, (uri) => edits.answerReview(uri instanceof vscode.Uri ? uri : undefined, false)),
     command(ANSWER_COMMAND, (requestId, optionId) => {

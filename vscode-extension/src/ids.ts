@@ -20,6 +20,7 @@ export const COMMANDS = {
   login: "acp.login",
   sendPrompt: "acp.sendPrompt",
   focus: "acp.focus",
+  attachSelection: "acp.attachSelection",
   acceptEdit: "acp.acceptEdit",
   rejectEdit: "acp.rejectEdit",
 } as const;

@@ -1,6 +1,8 @@
 /** Routes messages from the Agent webview to the controller, the permission broker and the editors. */
 import * as vscode from "vscode";
-import type { WebviewToHost } from "../shared/protocol";
+import type { HostToWebview, WebviewToHost } from "../shared/protocol";
+import { findWorkspaceFiles, pickAttachments } from "./attach";
+import { mentionBlock } from "./attachments";
 import type { SessionController } from "./controller";
 import { errorText } from "./controller";
 import type { EditViews } from "./editViews";
@@ -15,6 +17,8 @@ export interface Routes {
   questions: QuestionBroker;
   store: SessionStore;
   edits: EditViews;
+  /** Where answers to the view's requests go (attachments, @-mention matches). */
+  view?: { post(message: HostToWebview): void };
 }
 
 export function routeWebviewMessage(m: WebviewToHost, r: Routes): void {
@@ -25,8 +29,15 @@ export function routeWebviewMessage(m: WebviewToHost, r: Routes): void {
       // header shows its modes and state.
       if (r.store.state.connection.status !== "crashed") run(r.controller.openLastOrNew().catch(() => undefined));
       return;
-    case "prompt":
-      return run(r.controller.prompt(m.text));
+    case "prompt": {
+      // An @-mention still in the text is a link to its file.
+      const mentions = (m.mentions ?? []).filter((x) => m.text.includes(`@${x.label}`)).map((x) => mentionBlock(x.path, x.label));
+      return run(r.controller.prompt(m.text, [...(m.attachments ?? []).map((a) => a.block), ...mentions]));
+    }
+    case "attach":
+      return run(pickAttachments().then((items) => items.length && r.view?.post({ type: "attached", items })));
+    case "findFiles":
+      return run(findWorkspaceFiles(m.query).then((files) => r.view?.post({ type: "fileMatches", query: m.query, files })));
     case "cancel":
       return run(r.controller.cancel());
     case "permission":

@@ -195,9 +195,17 @@ export class AgentConnection {
     return this.conn.agent.request<RulesListing>(BRIDGE_METHODS.forgetRules, { sessionId, ...(number === undefined ? {} : { number }) });
   }
 
-  /** A prompt: the user's text, then any notes the client adds (each its own text block, after the text). */
-  prompt(sessionId: string, text: string, notes: readonly string[] = []): Promise<acp.PromptResponse> {
-    const prompt: acp.ContentBlock[] = [{ type: "text", text }, ...notes.map((n) => ({ type: "text" as const, text: n }))];
+  /** What the agent takes in a prompt besides text and resource links. */
+  get promptCapabilities(): acp.PromptCapabilities | undefined {
+    return this.init.agentCapabilities?.promptCapabilities ?? undefined;
+  }
+
+  /**
+   * A prompt: the user's text, what they attached (selections, files, images, mentions), then any notes
+   * the client adds (each its own text block, after the rest).
+   */
+  prompt(sessionId: string, text: string, notes: readonly string[] = [], attachments: readonly acp.ContentBlock[] = []): Promise<acp.PromptResponse> {
+    const prompt: acp.ContentBlock[] = [{ type: "text", text }, ...attachments, ...notes.map((n) => ({ type: "text" as const, text: n }))];
     return this.conn.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt });
   }
 

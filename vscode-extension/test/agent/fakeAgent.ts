@@ -8,7 +8,8 @@
  * offers `session/resume` (no replay) instead of `session/load`.
  * Login: with FAKE_AGENT_LOGIN=<file>, prompts answer `auth_required` until that file exists, and the
  * agent offers a terminal login (to clients that can run one): `<agent> --login` creates it and exits 0.
- * "notice" sends a warning notice; "setup" answers with the `mcpServers` and `additionalDirectories` the
+ * "notice" sends a warning notice; "blocks" answers with the prompt's other blocks (type, and text or
+ * URI), as JSON; "setup" answers with the `mcpServers` and `additionalDirectories` the
  * session was opened with (new, load or resume), as JSON.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -86,13 +87,19 @@ acp
   })
   .onNotification(acp.methods.agent.session.cancel, ({ params }) => cancelled.get(params.sessionId)?.())
   .onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
-    const text = params.prompt.map((b) => (b.type === "text" ? b.text : "")).join("");
+    // The user's text is the first block; attachments and client notes follow it.
+    const first = params.prompt[0];
+    const text = first?.type === "text" ? first.text : "";
     const sessionId = params.sessionId;
     history.get(sessionId)?.prompts.push(text);
     save();
     const say = (t: string) => client.notify(acp.methods.client.session.update, { sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: t } } });
     if (text === "crash") process.exit(3);
     if (loginFile && !existsSync(loginFile)) throw acp.RequestError.authRequired(undefined, "no key: log in first");
+    if (text === "blocks") {
+      await say(JSON.stringify(params.prompt.slice(1).map((b) => (b.type === "text" ? { type: b.type, text: b.text } : b.type === "resource_link" ? { type: b.type, uri: b.uri } : { type: b.type }))));
+      return { stopReason: "end_turn" as const };
+    }
     if (text === "setup") {
       await say(JSON.stringify(setups.get(sessionId) ?? null));
       return { stopReason: "end_turn" as const };

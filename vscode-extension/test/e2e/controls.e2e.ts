@@ -2,8 +2,9 @@
  * The Agent view's session controls in the built webview (headless Chromium, real CSP), driven by the
  * host messages the extension sends: config option pickers placed by category (choosing one asks the
  * host to set it), the context gauge with the cost (and "incomplete"), a compaction's timeline entry
- * (streamed chunks, then the summary), the login banner, and a question form (form elicitation).
- * Screenshots: artifacts/shots/webview-controls.png, webview-question.png.
+ * (streamed chunks, then the summary), the login banner, a question form (form elicitation), and the
+ * composer's attachments and @-mentions.
+ * Screenshots: artifacts/shots/webview-controls.png, webview-question.png, webview-attachments.png.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
@@ -106,6 +107,40 @@ describe("session controls in the webview", () => {
     await postEvents(page, [{ type: "questionAsked", requestId: "question-2", message: "Proceed?", schema: { type: "object", properties: { ok: { type: "boolean", title: "Yes" } } } }]);
     await page.locator('[id="question-question-2"] .question-decline').click();
     assert.deepEqual((await sent(page, "question")).at(-1), { type: "question", requestId: "question-2", action: "decline" });
+    assert.deepEqual(view.cspErrors, []);
+  });
+
+  it("attaches a selection and an image as chips, @-mentions a workspace file, and sends them with the prompt", async () => {
+    const { page } = view;
+    const selection = { label: "app.py:3-7", block: { type: "resource", resource: { uri: "file:///ws/app.py#L3-7", mimeType: "text/x-python", text: "x = 1" } } };
+    const image = { label: "dot.png", block: { type: "image", mimeType: "image/png", data: "iVBORw==" } };
+    await postEvents(page, [{ type: "turnEnded", stopReason: "end_turn" }]);
+    await page.locator("#attach").click();
+    assert.deepEqual((await sent(page, "attach")).length, 1, "Attach asks the host what to attach");
+    await page.evaluate((items) => window.postMessage({ type: "attached", items }, "*"), [selection, image]);
+    const chips = page.locator(".attachments .chip");
+    await chips.nth(1).waitFor({ timeout: 5000 });
+    assert.deepEqual(await chips.evaluateAll((els) => els.map((e) => e.firstChild?.textContent)), ["app.py:3-7", "dot.png"]);
+    await page.getByRole("button", { name: "Remove dot.png" }).click();
+    assert.equal(await chips.count(), 1);
+
+    const prompt = page.locator("#prompt");
+    await prompt.click();
+    await prompt.pressSequentially("explain @no");
+    await page.waitForFunction(() => (window as unknown as { __sent: Array<{ type: string; query?: string }> }).__sent.some((m) => m.type === "findFiles" && m.query === "no"));
+    await page.evaluate(() => window.postMessage({ type: "fileMatches", query: "no", files: [{ label: "docs/notes.md", path: "/ws/docs/notes.md" }] }, "*"));
+    await page.locator(".file-suggestion", { hasText: "@docs/notes.md" }).click();
+    assert.equal(await prompt.inputValue(), "explain @docs/notes.md ");
+    await page.screenshot({ path: shot("webview-attachments"), fullPage: true });
+    await prompt.pressSequentially("please");
+    await prompt.press("Enter");
+    assert.deepEqual((await sent(page, "prompt")).at(-1), {
+      type: "prompt",
+      text: "explain @docs/notes.md please",
+      attachments: [selection],
+      mentions: [{ label: "docs/notes.md", path: "/ws/docs/notes.md" }],
+    });
+    assert.equal(await chips.count(), 0, "sent: the chips go");
     assert.deepEqual(view.cspErrors, []);
   });
 });

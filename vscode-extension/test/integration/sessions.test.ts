@@ -93,4 +93,31 @@ describe("sessions vs the real bridge", () => {
     assert.deepEqual(left.rules, []);
     assert.ok(existsSync(state));
   });
+
+  it("attachments (a selection, an image, a mention) reach the bridge: a load replays them with the prompt", async () => {
+    const ws = workspace({ "app.py": "a = 1\nb = 2\n" });
+    const spec = scriptSpec({ turns: [{ steps: [{ text: "Seen." }] }] }, ws);
+    const h = await track(connect(spec, ws));
+    const caps = h.conn.promptCapabilities;
+    assert.ok(caps?.embeddedContext && caps.image, JSON.stringify(caps));
+    const selection = { type: "resource" as const, resource: { uri: `file://${ws}/app.py#L1-2`, mimeType: "text/x-python", text: "a = 1\nb = 2\n" } };
+    const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+    const image = { type: "image" as const, mimeType: "image/png", data: png };
+    const mention = { type: "resource_link" as const, uri: `file://${ws}/app.py`, name: "app.py" };
+    assert.equal((await h.conn.prompt(h.sessionId, "look at these", [], [selection, image, mention])).stopReason, "end_turn", h.stderr());
+    await h.close();
+
+    const again = await track(open(spec));
+    again.sessionId = h.sessionId;
+    again.store.dispatch({ type: "sessionStarted", sessionId: h.sessionId, cwd: ws });
+    await again.conn.loadSession(h.sessionId, ws);
+    const user = again.store.state.timeline.find((i) => i.type === "user");
+    assert.ok(user && user.type === "user", JSON.stringify(again.store.state.timeline));
+    assert.match(user.text, /look at these/);
+    // The bridge replays the prompt as its model got it: the selection's text inlined with its URI, the
+    // mention as a link, the image as an image.
+    assert.ok(user.text.includes(`${ws}/app.py#L1-2`) && user.text.includes("b = 2"), user.text);
+    assert.ok(user.text.includes(`file://${ws}/app.py`), user.text);
+    assert.deepEqual(user.blocks.map((b) => b.type), ["image"]);
+  });
 });

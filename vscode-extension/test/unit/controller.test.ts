@@ -332,4 +332,22 @@ describe("session controller", () => {
       await c.dispose();
     });
   });
+
+  it("sends what the user attached after the text, as the agent takes it, and shows it on the prompt", async () => {
+    const { c, store } = controller();
+    const selection = { type: "resource" as const, resource: { uri: "file:///ws/a.py#L1-2", mimeType: "text/x-python", text: "x = 1" } };
+    const image = { type: "image" as const, mimeType: "image/png", data: "AAAA", uri: "file:///ws/p.png" };
+    const link = { type: "resource_link" as const, uri: "file:///ws/b.py", name: "b.py" };
+    await c.prompt("blocks", [selection, image, link]);
+    const agent = store.state.timeline.find((i) => i.type === "agent");
+    // The fake agent takes neither embedded context nor images (ACP's baseline: text and links).
+    expect(JSON.parse(agent && agent.type === "agent" ? agent.text : "null")).toEqual([
+      { type: "text", text: "file:///ws/a.py#L1-2:\n```\nx = 1\n```" },
+      { type: "resource_link", uri: "file:///ws/b.py" },
+    ]);
+    const user = store.state.timeline.find((i) => i.type === "user");
+    expect(user && user.type === "user" && user.blocks.map((b) => b.type)).toEqual(["text", "resource_link"]);
+    expect(store.state.timeline.some((i) => i.type === "notice" && /Not sent: p\.png/.test(i.text))).toBe(true);
+    await c.dispose();
+  });
 });
