@@ -72,6 +72,8 @@ export type WebviewToHost =
   | { type: "history" }
   | { type: "renameSession" }
   | { type: "restart" }
+  /** Install the built-in bridge into the extension's own environment (it is missing). */
+  | { type: "installBridge" }
   | { type: "setMode"; modeId: string }
   | { type: "setConfigOption"; configId: string; value: string }
   | { type: "toggleFollow" }

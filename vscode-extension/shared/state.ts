@@ -157,6 +157,8 @@ export interface FailureView {
   fix?: string;
   /** The setting that decides this, offered as a button. */
   setting?: string;
+  /** The built-in bridge is not installed: offer to install it (one click). */
+  install?: boolean;
 }
 
 export interface SessionState {

@@ -50,7 +50,11 @@ export function permissionNotifications(): boolean {
   return vscode.workspace.getConfiguration(SECTION).get<boolean>("permissionNotifications", true);
 }
 
-export function resolveAgent(name: string, workspaceFolder: string | undefined, historyDir?: string): AgentSpec {
+/**
+ * `managedPython`: the Python of the bridge the extension installed itself (src/bridgeInstall.ts); it
+ * runs the built-in agent unless acp.pythonCommand names another Python than the default `python3`.
+ */
+export function resolveAgent(name: string, workspaceFolder: string | undefined, historyDir?: string, managedPython?: string): AgentSpec {
   const cfg = vscode.workspace.getConfiguration(SECTION);
   const sub = (s: string) => (workspaceFolder ? s.split("${workspaceFolder}").join(workspaceFolder) : s);
   const found = readAgents().find((a) => a.name === name);
@@ -63,7 +67,8 @@ export function resolveAgent(name: string, workspaceFolder: string | undefined, 
       cwd: workspaceFolder,
     };
   }
-  const python = cfg.get<string>("pythonCommand") || "python3";
+  const configured = cfg.get<string>("pythonCommand");
+  const python = configured && configured !== "python3" ? configured : (managedPython ?? (configured || "python3"));
   const extra = (cfg.get<string[]>("bridgeArgs") ?? []).map(sub);
   const stateDir = historyDir && !choosesStateDir(extra) ? ["--state-dir", historyDir] : [];
   return { name: DEFAULT_AGENT, command: sub(python), args: ["-m", "acp_bridge", "serve", ...extra, ...stateDir, ...rememberArgs(extra)], cwd: workspaceFolder };

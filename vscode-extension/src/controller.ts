@@ -45,6 +45,8 @@ export interface LastSession {
 
 export const LAST_SESSION_KEY = "acp.lastSession";
 
+const INSTALL_ACTION = "Install acp-bridge";
+
 /** JSON-RPC's "method not found": an agent without one of this project's bridge's extension methods. */
 const METHOD_NOT_FOUND = -32601;
 
@@ -65,6 +67,10 @@ export interface ControllerDeps {
   runInTerminal?: RunInTerminal;
   /** The user's MCP servers for a new session (default: `.vscode/mcp.json` and the setting). */
   mcpServers?: () => Promise<McpServers>;
+  /** The Python of the bridge the extension installed (src/installUi.ts), if it did. */
+  managedPython?: () => string | undefined;
+  /** Installs the built-in bridge (one click from a "not installed" failure). */
+  installBridge?: () => Promise<unknown>;
 }
 
 export class SessionController implements vscode.Disposable {
@@ -114,7 +120,7 @@ export class SessionController implements vscode.Disposable {
 
   private async start(): Promise<AgentConnection> {
     const { store, output, historyDir } = this.d;
-    const spec = resolveAgent(selectedAgentName(), vscode.workspace.workspaceFolders?.[0]?.uri.fsPath, historyDir);
+    const spec = resolveAgent(selectedAgentName(), vscode.workspace.workspaceFolders?.[0]?.uri.fsPath, historyDir, this.d.managedPython?.());
     store.dispatch({ type: "connection", status: "starting", agentName: spec.name });
     output.appendLine(`[acp] starting ${spec.name}: ${spec.command} ${spec.args.join(" ")}`);
     try {
@@ -159,8 +165,10 @@ export class SessionController implements vscode.Disposable {
     this.d.questions.cancelAll();
     const failure = describeFailure({ agentName: spec.name, command: spec.command, builtin: isBuiltinAgent(spec.name), message, stderrTail });
     this.d.store.dispatch({ type: "connection", status: "crashed", agentName: spec.name, error: message, failure });
-    const actions = [...(failure.setting ? ["Open Setting"] : []), "Restart", "Show Output"];
+    const install = failure.install && this.d.installBridge;
+    const actions = [...(install ? [INSTALL_ACTION] : []), ...(failure.setting ? ["Open Setting"] : []), "Restart", "Show Output"];
     void vscode.window.showErrorMessage(failureMessage(spec.name, failure), ...actions).then((pick) => {
+      if (pick === INSTALL_ACTION) void this.installBridge();
       if (pick === "Restart") void this.restart().catch(() => undefined);
       if (pick === "Show Output") this.d.output.show(true);
       if (pick === "Open Setting" && failure.setting) void vscode.commands.executeCommand("workbench.action.openSettings", failure.setting);
@@ -373,6 +381,15 @@ export class SessionController implements vscode.Disposable {
     this.d.terminals.disposeAll();
     await old?.dispose();
     await this.openLastOrNew();
+  }
+
+  /** Install the built-in bridge into the extension's own environment; the agent restarts on it. */
+  async installBridge(): Promise<void> {
+    if (!this.d.installBridge) {
+      void vscode.window.showInformationMessage("This agent cannot be installed from here.");
+      return;
+    }
+    await this.d.installBridge();
   }
 
   /** Whether the agent is not running (never started, stopped or crashed). */

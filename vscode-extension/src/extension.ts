@@ -12,6 +12,7 @@ import { BRIDGE_SECTION, followAlongDefault, permissionNotifications, SECTION, s
 import { errorText, SessionController } from "./controller";
 import { canReview, DiffDocuments, DIFF_SCHEME, EditViews, REVIEW_SCHEME } from "./editViews";
 import { FollowAlong } from "./follow";
+import { BridgeInstaller } from "./installUi";
 import { currentText, replaceFile } from "./fsHandlers";
 import { COMMANDS, RULES_VIEW_ID, VIEW_ID } from "./ids";
 import { PermissionBroker } from "./permissions";
@@ -36,7 +37,20 @@ export function activate(context: vscode.ExtensionContext): void {
   // The built-in bridge logs sessions here, so History works without any setting.
   const historyDir = vscode.Uri.joinPath(context.globalStorageUri, "sessions").fsPath;
   const archive = new SessionArchive(vscode.Uri.joinPath(context.globalStorageUri, "views").fsPath);
-  const controller = new SessionController({ store, permissions, questions, terminals, output, version, historyDir, archive, memory: context.workspaceState });
+  const installer: BridgeInstaller = new BridgeInstaller(context.extensionUri.fsPath, context.globalStorageUri.fsPath, output, () => controller.restart());
+  const controller: SessionController = new SessionController({
+    store,
+    permissions,
+    questions,
+    terminals,
+    output,
+    version,
+    historyDir,
+    archive,
+    memory: context.workspaceState,
+    managedPython: () => installer.managedPython(),
+    installBridge: () => installer.install(),
+  });
   const follow = new FollowAlong();
   const docs = new DiffDocuments();
   const edits = new EditViews(docs, store, permissions, { read: currentText, write: replaceFile, noteForAgent: (t) => controller.noteForAgent(t) });

@@ -66,6 +66,8 @@ export function routeWebviewMessage(m: WebviewToHost, r: Routes): void {
       return run(r.controller.renameSession());
     case "restart":
       return run(r.controller.restart());
+    case "installBridge":
+      return run(r.controller.installBridge());
     case "setMode":
       return run(r.controller.setMode(m.modeId));
     case "setConfigOption":

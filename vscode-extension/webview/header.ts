@@ -117,7 +117,8 @@ function crashBanner(s: SessionState): HTMLElement {
     h(
       "div",
       { class: "error-actions" },
-      h("button", { id: "restart", onclick: () => send({ type: "restart" }) }, "Restart"),
+      f?.install ? h("button", { id: "install-bridge", title: "Create a Python environment for the extension and install acp-bridge into it", onclick: () => send({ type: "installBridge" }) }, "Install acp-bridge") : null,
+      h("button", { id: "restart", class: f?.install ? "secondary" : undefined, onclick: () => send({ type: "restart" }) }, "Restart"),
       f?.setting ? h("button", { id: "open-setting", class: "secondary", onclick: () => send({ type: "openSetting", id: f.setting! }) }, "Open setting") : null,
       command ? h("button", { id: "copy-fix", class: "secondary", title: command, onclick: () => send({ type: "copy", text: command }) }, "Copy command") : null,
     ),

@@ -58,6 +58,15 @@ describe("agent settings", () => {
     expect(resolveAgent("acp-bridge", "/ws").args).not.toContain("--remember");
   });
 
+  it("runs the bridge the extension installed, unless acp.pythonCommand names another Python", () => {
+    settings({});
+    expect(resolveAgent("acp-bridge", "/ws", undefined, "/storage/bridge-venv/bin/python").command).toBe("/storage/bridge-venv/bin/python");
+    settings({ pythonCommand: "python3" });
+    expect(resolveAgent("acp-bridge", "/ws", undefined, "/storage/bridge-venv/bin/python").command).toBe("/storage/bridge-venv/bin/python");
+    settings({ pythonCommand: "/opt/py/bin/python" });
+    expect(resolveAgent("acp-bridge", "/ws", undefined, "/storage/bridge-venv/bin/python").command).toBe("/opt/py/bin/python");
+  });
+
   it("splits a command line with quotes", () => {
     expect(splitCommandLine(`python -m "acp bridge" 'x y'`)).toEqual(["python", "-m", "acp bridge", "x y"]);
   });
