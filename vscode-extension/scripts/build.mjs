@@ -45,9 +45,7 @@ async function bundleWheel() {
   if (!version) throw new Error(`no version in ${source}/pyproject.toml`);
   const outDir = join(root, "bundled");
   const wheel = join(outDir, `acp_bridge-${version}-py3-none-any.whl`);
-  const files = execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: source, encoding: "utf8", maxBuffer: 64 << 20 })
-    .split("\0")
-    .filter((f) => f && !f.startsWith("vscode-extension/") && existsSync(join(source, f)) && statSync(join(source, f)).isFile());
+  const files = (await projectFiles(source)).filter((f) => !f.startsWith("vscode-extension/") && existsSync(join(source, f)) && statSync(join(source, f)).isFile());
   const newest = Math.max(...files.map((f) => statSync(join(source, f)).mtimeMs));
   const stamp = join(outDir, ".source");
   const sameSource = existsSync(stamp) && readFileSync(stamp, "utf8") === source;
@@ -75,6 +73,21 @@ async function bundleWheel() {
   } finally {
     await rm(copy, { recursive: true, force: true });
     await rm(dist, { recursive: true, force: true });
+  }
+}
+
+/** The project's files as git sees them (tracked and new, not ignored); outside git, the packaged ones. */
+async function projectFiles(source) {
+  try {
+    return execFileSync("git", ["ls-files", "-z", "--cached", "--others", "--exclude-standard"], { cwd: source, encoding: "utf8", maxBuffer: 64 << 20, stdio: ["ignore", "pipe", "ignore"] })
+      .split("\0")
+      .filter(Boolean);
+  } catch {
+    const out = ["pyproject.toml", "README.md", "LICENSE"];
+    for (const pkg of ["acp_bridge", "registry_core", "presenters"]) {
+      for (const f of await readdir(join(source, pkg), { recursive: true })) if (!f.includes("__pycache__")) out.push(join(pkg, f));
+    }
+    return out;
   }
 }
 
