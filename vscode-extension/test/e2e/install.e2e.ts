@@ -65,6 +65,7 @@ describe("first use without acp-bridge (code-server, clean profile)", () => {
     await install.waitFor({ timeout: 60_000 });
     assert.match((await view.locator(".error-summary").textContent()) ?? "", /does not have acp-bridge installed/);
     await page.screenshot({ path: shot("e2e-install-01-missing") });
+    await page.locator(".part.sidebar").first().screenshot({ path: shot("readme-install") });
     await install.click();
     // Progress in a notification while it installs; then the agent starts on the new environment.
     await page.locator(".notifications-toasts .notification-list-item", { hasText: "Installing acp-bridge" }).first().waitFor({ timeout: 60_000 });
@@ -87,5 +88,6 @@ describe("first use without acp-bridge (code-server, clean profile)", () => {
     assert.match((await echo.textContent()) ?? "", /Echo: hello from VS Code/);
     await view.locator(".msg-agent", { hasText: "All done." }).waitFor({ timeout: 60_000 });
     await page.screenshot({ path: shot("e2e-install-03-cards") });
+    await page.locator(".part.sidebar").first().screenshot({ path: shot("readme-mcp-card") });
   });
 });
