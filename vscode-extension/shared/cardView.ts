@@ -4,7 +4,7 @@
  * line, the plan itself lives in the footer), whether its body starts collapsed, and how its approval
  * options are laid out (the one-time choices first, "always" ones apart and quieter).
  */
-import type { PermissionOption } from "./acp";
+import type { PermissionOption, ToolCallContent } from "./acp";
 import type { SessionState, TerminalView, ToolCard } from "./state";
 import { cardTerminalIds } from "./reducer";
 import { exitBadge } from "./terminalText";
@@ -134,10 +134,23 @@ export function answerText(card: ToolCard): string | undefined {
 
 /** Cards waiting for an answer, oldest first. */
 export function pendingApprovals(state: SessionState): ToolCard[] {
+  return cardsInOrder(state).filter(isAwaiting);
+}
+
+/** Every card in the order the view shows them: each timeline card followed by its nested calls. */
+export function cardsInOrder(state: SessionState): ToolCard[] {
   const out: ToolCard[] = [];
-  for (const item of state.timeline) {
-    const card = item.type === "tool" ? state.cards[item.id] : undefined;
-    if (card && isAwaiting(card)) out.push(card);
-  }
+  const visit = (id: string) => {
+    const card = state.cards[id];
+    if (!card) return;
+    out.push(card);
+    for (const child of card.children ?? []) visit(child);
+  };
+  for (const item of state.timeline) if (item.type === "tool") visit(item.id);
   return out;
+}
+
+/** The text block a program's card lists its nested calls in ("2 tool calls:\n1. ✓ Read a.txt…"). */
+export function isNestedCallList(c: ToolCallContent): boolean {
+  return c.type === "content" && c.content.type === "text" && /^\d+ tool calls?:\n/.test(c.content.text);
 }

@@ -4,13 +4,14 @@
  * applies them with the same reducer. A snapshot plus the events after it always rebuilds the same state.
  */
 import type {
+  ContentBlock,
   PermissionOption,
   SessionConfigOption,
   SessionModeState,
   SessionUpdate,
   ToolCallUpdate,
 } from "./acp";
-import type { AgentView, ConnectionStatus, FailureView, SessionState } from "./state";
+import type { AgentView, AuthView, ConnectionStatus, FailureView, SessionState } from "./state";
 
 export type SessionEvent =
   | { type: "connection"; status: ConnectionStatus; agentName: string; error?: string; failure?: FailureView }
@@ -24,11 +25,15 @@ export type SessionEvent =
       canLoadSessions?: boolean;
     }
   | { type: "update"; update: SessionUpdate }
-  | { type: "userPrompt"; text: string }
+  /** `blocks`: what the user attached (selections, files, images, mentions). */
+  | { type: "userPrompt"; text: string; blocks?: ContentBlock[] }
   | { type: "turnEnded"; stopReason: string }
   | { type: "turnCancelled" }
   | { type: "permissionRequested"; requestId: string; toolCall: ToolCallUpdate; options: PermissionOption[] }
   | { type: "permissionResolved"; requestId: string; outcome: string; feedback?: string }
+  /** The agent asks the user a question (`elicitation/create`, form mode). */
+  | { type: "questionAsked"; requestId: string; message: string; schema: unknown; toolCallId?: string }
+  | { type: "questionAnswered"; requestId: string; action: string; content?: Record<string, string | number | boolean | string[]> }
   /** An answer given in an earlier window, put back on its card after `session/load` replayed it. */
   | { type: "answerRestored"; toolCallId: string; label: string; kind?: PermissionOption["kind"]; feedback?: string }
   /** A resumed session's conversation as the client kept it (`session/resume` replays nothing). */
@@ -42,7 +47,11 @@ export type SessionEvent =
   | { type: "modeChanged"; modeId: string }
   | { type: "modes"; modes: SessionModeState | null }
   | { type: "follow"; enabled: boolean }
-  | { type: "error"; message: string };
+  /** The agent answered `auth_required`; `auth` undefined: logged in (or no longer asked). */
+  | { type: "auth"; auth?: AuthView }
+  | { type: "error"; message: string }
+  /** A line from the client itself (e.g. an MCP server it did not pass on, and why). */
+  | { type: "notice"; severity: "info" | "warning" | "error"; text: string };
 
 /** What an event touched, so a view re-renders only that. */
 export interface Change {

@@ -3,6 +3,7 @@
  * The webview sends `ready` first; the host answers with a `snapshot` and then streams `events`.
  * A snapshot is also replayed whenever the view becomes visible again.
  */
+import type { ContentBlock } from "./acp";
 import type { SessionEvent } from "./events";
 import type { SessionState } from "./state";
 
@@ -24,14 +25,42 @@ export interface RevealCardMessage {
   type: "revealCard";
   toolCallId: string;
 }
-export type HostToWebview = SnapshotMessage | EventsMessage | FocusPromptMessage | RevealCardMessage;
+/** Scroll a timeline item (a question) into view and focus its first control. */
+export interface RevealItemMessage {
+  type: "revealItem";
+  id: string;
+}
+/** Something the user attached to the next prompt, as the composer shows it (a chip) and sends it. */
+export interface Attachment {
+  label: string;
+  block: ContentBlock;
+}
+/** Attachments for the composer (the user chose a selection, a file or an image). */
+export interface AttachedMessage {
+  type: "attached";
+  items: Attachment[];
+}
+/** Workspace files matching an @-mention being typed. */
+export interface FileMatchesMessage {
+  type: "fileMatches";
+  query: string;
+  files: Array<{ label: string; path: string }>;
+}
+export type HostToWebview = SnapshotMessage | EventsMessage | FocusPromptMessage | RevealCardMessage | RevealItemMessage | AttachedMessage | FileMatchesMessage;
 
 // ---- webview → host ----
 export type WebviewToHost =
   | { type: "ready" }
-  | { type: "prompt"; text: string }
+  /** `attachments`: the composer's chips; `mentions`: the @-mentioned files still named in the text. */
+  | { type: "prompt"; text: string; attachments?: Attachment[]; mentions?: Array<{ label: string; path: string }> }
+  /** The user wants to attach something (the host asks what: selection, file, image). */
+  | { type: "attach" }
+  /** An @-mention is being typed: which workspace files match. */
+  | { type: "findFiles"; query: string }
   | { type: "cancel" }
   | { type: "permission"; requestId: string; optionId: string; feedback?: string }
+  /** The answer to a question form (`elicitation/create`). */
+  | { type: "question"; requestId: string; action: "accept" | "decline" | "cancel"; content?: Record<string, string | number | boolean | string[]> }
   | { type: "openLocation"; path: string; line?: number | null }
   /** `proposed`: the index is into the diffs a failed card kept (`ToolCard.proposed`). */
   | { type: "openDiff"; toolCallId: string; index: number; proposed?: boolean }
@@ -41,10 +70,15 @@ export type WebviewToHost =
   | { type: "copy"; text: string }
   | { type: "newSession" }
   | { type: "history" }
+  | { type: "renameSession" }
   | { type: "restart" }
+  /** Install the built-in bridge into the extension's own environment (it is missing). */
+  | { type: "installBridge" }
   | { type: "setMode"; modeId: string }
   | { type: "setConfigOption"; configId: string; value: string }
-  | { type: "toggleFollow" };
+  | { type: "toggleFollow" }
+  /** Run the agent's terminal auth method `methodId` (the agent answered `auth_required`). */
+  | { type: "login"; methodId: string };
 
 export function isWebviewToHost(m: unknown): m is WebviewToHost {
   return typeof m === "object" && m !== null && typeof (m as { type?: unknown }).type === "string";

@@ -6,12 +6,18 @@
  * ACP v1 rules it implements: tool_call creates (or upserts) a card; tool_call_update patches it, where
  * omitted or null fields stay, and `content` and `locations` REPLACE the whole collection; message chunks
  * append; `plan` replaces the whole plan. Zed's `_meta` terminal convention: terminal_info on tool_call
- * opens a terminal, terminal_output appends deltas, terminal_exit records the exit status.
+ * opens a terminal, terminal_output appends deltas, terminal_exit records the exit status. A card whose
+ * first update names a known card in `_meta.parentToolCallId` (a Code Mode program's sub-call) is kept
+ * among that card's children instead of the timeline.
  */
 import type { ContentBlock, SessionUpdate, ToolCallUpdate } from "./acp";
 import type { Change, SessionEvent } from "./events";
-import { type SessionState, type TerminalView, type ToolCard, TERMINAL_KEEP_CHARS } from "./state";
+import { type CompactionView, type SessionState, type TerminalView, type ToolCard, type UsageView, TERMINAL_KEEP_CHARS } from "./state";
 import { appendCapped } from "./terminalText";
+import { unpricedResponses } from "./usage";
+
+/** Where a nested call (a Code Mode program's sub-call) names the call that made it. */
+export const PARENT_KEY = "parentToolCallId";
 
 export function applyEvent(state: SessionState, event: SessionEvent): Change {
   switch (event.type) {
@@ -46,7 +52,7 @@ export function applyEvent(state: SessionState, event: SessionEvent): Change {
     case "userPrompt": {
       const id = newItemId(state);
       const plan = retireFinishedPlan(state);
-      state.timeline.push({ type: "user", id, text: event.text, blocks: [] });
+      state.timeline.push({ type: "user", id, text: event.text, blocks: event.blocks ?? [] });
       titleFromPrompt(state, event.text);
       state.running = true;
       state.stopReason = undefined;
@@ -76,6 +82,15 @@ export function applyEvent(state: SessionState, event: SessionEvent): Change {
       }
       return {};
     }
+    case "questionAsked":
+      state.timeline.push({ type: "question", id: event.requestId, message: event.message, schema: event.schema, toolCallId: event.toolCallId });
+      return { timeline: true };
+    case "questionAnswered": {
+      const item = state.timeline.find((i) => i.type === "question" && i.id === event.requestId);
+      if (!item || item.type !== "question" || item.answer) return {};
+      item.answer = { action: event.action, ...(event.content ? { content: event.content } : {}) };
+      return { items: [item.id] };
+    }
     case "answerRestored": {
       const card = state.cards[event.toolCallId];
       if (!card || card.permission) return {};
@@ -97,6 +112,7 @@ export function applyEvent(state: SessionState, event: SessionEvent): Change {
       });
       // Questions that were open when the view was kept died with that connection.
       for (const card of Object.values(state.cards)) if (card.permission && card.permission.outcome === undefined) card.permission.outcome = "cancelled";
+      for (const item of state.timeline) if (item.type === "question" && !item.answer) item.answer = { action: "cancel" };
       return { reset: true, header: true, plan: true, timeline: true };
     }
     case "editUndone":
@@ -127,8 +143,13 @@ export function applyEvent(state: SessionState, event: SessionEvent): Change {
     case "follow":
       state.follow = event.enabled;
       return { header: true };
+    case "auth":
+      state.auth = event.auth;
+      return { header: true };
     case "error":
       return pushNotice(state, "error", event.message);
+    case "notice":
+      return pushNotice(state, event.severity, event.text);
   }
 }
 
@@ -162,18 +183,42 @@ function applyUpdate(state: SessionState, update: SessionUpdate): Change {
         state.titleFromAgent = true;
       }
       return { header: true };
-    case "usage_update":
-      state.usage = { used: update.used, size: update.size };
+    case "usage_update": {
+      const usage: UsageView = { used: update.used, size: update.size };
+      if (update.cost) usage.cost = { amount: update.cost.amount, currency: update.cost.currency };
+      const unpriced = unpricedResponses(update._meta);
+      if (unpriced) usage.unpriced = unpriced;
+      state.usage = usage;
       return { header: true };
+    }
     case "notice":
       return pushNotice(state, update.severity, update.description ? `${update.title}: ${update.description}` : update.title);
-    case "compaction_update":
-      return update.status === "in_progress" ? {} : pushNotice(state, "info", `Context compaction ${update.status}`);
-    case "compaction_summary_chunk":
-      return {};
+    case "compaction_update": {
+      const { item, change } = compactionItem(state, update.compactionId);
+      item.status = update.status;
+      // Patch semantics: a field left out stays, null (or an empty summary) clears it.
+      if (update.summary !== undefined) item.summary = update.summary ?? [];
+      if (update.error !== undefined) item.error = update.error ?? undefined;
+      if (update._meta !== undefined) item.meta = update._meta ?? undefined;
+      return change;
+    }
+    case "compaction_summary_chunk": {
+      const { item, change } = compactionItem(state, update.compactionId);
+      item.summary.push(update.content);
+      return change;
+    }
     default:
       return {};
   }
+}
+
+/** The timeline entry of compaction `compactionId`, created (in progress) where it is first heard of. */
+function compactionItem(state: SessionState, compactionId: string): { item: CompactionView; change: Change } {
+  const found = state.timeline.find((i): i is CompactionView => i.type === "compaction" && i.compactionId === compactionId);
+  if (found) return { item: found, change: { items: [found.id] } };
+  const item: CompactionView = { type: "compaction", id: newItemId(state), compactionId, status: "in_progress", summary: [] };
+  state.timeline.push(item);
+  return { item, change: { timeline: true } };
 }
 
 function newItemId(state: SessionState): string {
@@ -228,14 +273,22 @@ function addBlock(item: { text: string; blocks: ContentBlock[] }, content: Conte
 function upsertCard(state: SessionState, u: ToolCallUpdate & { _meta?: Record<string, unknown> | null }, isNew: boolean): Change {
   const change: Change = { cards: [u.toolCallId] };
   let card = state.cards[u.toolCallId];
+  const meta = u._meta ?? undefined;
   if (!card) {
     card = { toolCallId: u.toolCallId, title: u.title ?? "Tool call", kind: "other", status: "pending", content: [], locations: [] };
     state.cards[u.toolCallId] = card;
-    state.timeline.push({ type: "tool", id: u.toolCallId });
-    change.timeline = true;
+    const parent = parentCard(state, meta, u.toolCallId);
+    if (parent) {
+      // A sub-call lives inside its program's card, not in the timeline.
+      card.parentId = parent.toolCallId;
+      (parent.children ??= []).push(card.toolCallId);
+      change.cards!.push(parent.toolCallId);
+    } else {
+      state.timeline.push({ type: "tool", id: u.toolCallId });
+      change.timeline = true;
+    }
   }
   patchCard(card, u, isNew);
-  const meta = u._meta ?? undefined;
   if (meta) {
     const bridge = asRecord(meta.acpBridge);
     if (typeof bridge?.tool === "string") card.tool = bridge.tool;
@@ -243,6 +296,13 @@ function upsertCard(state: SessionState, u: ToolCallUpdate & { _meta?: Record<st
     change.terminals = applyTerminalMeta(state, card, meta, isNew);
   }
   return change;
+}
+
+/** The known card named by `_meta.parentToolCallId` (never the card itself): unknown → top level. */
+function parentCard(state: SessionState, meta: Record<string, unknown> | undefined, id: string): ToolCard | undefined {
+  const parentId = meta?.[PARENT_KEY];
+  if (typeof parentId !== "string" || parentId === id) return undefined;
+  return state.cards[parentId];
 }
 
 function patchCard(card: ToolCard, u: ToolCallUpdate, isNew: boolean): void {

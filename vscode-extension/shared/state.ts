@@ -82,12 +82,68 @@ export interface ToolCard {
   /** The diffs the card showed before it failed (a rejected edit keeps what was proposed). */
   proposed?: ToolCallContent[];
   undo?: UndoView;
+  /**
+   * The card of the call that made this one (a Code Mode program's sub-call: `_meta.parentToolCallId`),
+   * fixed when the card is created: later updates may carry no `_meta` at all.
+   */
+  parentId?: string;
+  /** The calls this one made, in arrival order; their cards are shown inside this one. */
+  children?: string[];
 }
 
 export type TimelineItem =
   | { type: "user" | "agent" | "thought"; id: string; messageId?: string; text: string; blocks: ContentBlock[] }
   | { type: "tool"; id: string }
-  | { type: "notice"; id: string; severity: string; text: string };
+  | { type: "notice"; id: string; severity: string; text: string }
+  | CompactionView
+  | QuestionView;
+
+/** A question the agent put to the user as a form (ACP `elicitation/create`, form mode). */
+export interface QuestionView {
+  type: "question";
+  /** The client's id for the open request (also the item's id). */
+  id: string;
+  message: string;
+  /** The requested schema, as the agent sent it (see shared/elicitation.ts). */
+  schema: unknown;
+  toolCallId?: string;
+  /** Absent while open. */
+  answer?: { action: string; content?: Record<string, string | number | boolean | string[]> };
+}
+
+/**
+ * A context compaction (`compaction_update` / `compaction_summary_chunk`): one timeline entry per
+ * `compactionId`, where it started. Summary chunks append while it runs; a final `summary` replaces them.
+ */
+export interface CompactionView {
+  type: "compaction";
+  id: string;
+  compactionId: string;
+  /** `in_progress`, `completed`, `failed`, `cancelled` (or a status this client does not know). */
+  status: string;
+  summary: ContentBlock[];
+  error?: string;
+  /** The agent's `_meta` for it (the bridge's `acpBridge`: trigger, summarizedMessages, keptMessages, focus). */
+  meta?: Record<string, unknown>;
+}
+
+/** The context gauge (`usage_update`): tokens in context of the window, and the session's cost if known. */
+export interface UsageView {
+  used: number;
+  size: number;
+  cost?: { amount: number; currency: string };
+  /** Model responses left out of the cost (no known price): the cost is a lower bound. */
+  unpriced?: number;
+}
+
+/** The agent wants a login (`auth_required`, -32000): what it said and the ways it offers. */
+export interface AuthView {
+  message: string;
+  /** The agent's `terminal` auth methods: run the agent with their args in a terminal. */
+  methods: Array<{ id: string; name: string; description?: string }>;
+  /** A login terminal is open. */
+  running?: boolean;
+}
 
 /** Why the agent stopped, said so a user can act on it (see src/failure.ts). */
 export interface FailureView {
@@ -101,6 +157,8 @@ export interface FailureView {
   fix?: string;
   /** The setting that decides this, offered as a button. */
   setting?: string;
+  /** The built-in bridge is not installed: offer to install it (one click). */
+  install?: boolean;
 }
 
 export interface SessionState {
@@ -120,7 +178,9 @@ export interface SessionState {
   modes: SessionModeState | null;
   configOptions: SessionConfigOption[];
   commands: AvailableCommand[];
-  usage?: { used: number; size: number };
+  usage?: UsageView;
+  /** Set while the agent refuses to work until the user logs in. */
+  auth?: AuthView;
   follow: boolean;
   canLoadSessions: boolean;
   nextItemId: number;

@@ -4,7 +4,7 @@
  * visible again. Messages from the webview go to `onMessage`.
  */
 import * as vscode from "vscode";
-import type { HostToWebview, WebviewToHost } from "../shared/protocol";
+import type { Attachment, HostToWebview, WebviewToHost } from "../shared/protocol";
 import { isWebviewToHost } from "../shared/protocol";
 import type { SessionEvent } from "../shared/events";
 import { VIEW_ID } from "./ids";
@@ -21,6 +21,8 @@ export class AgentViewProvider implements vscode.WebviewViewProvider, vscode.Dis
   private flushTimer: NodeJS.Immediate | undefined;
   /** A focus request made before the view could take it (closed, still loading): sent after the snapshot. */
   private pendingFocus: HostToWebview | undefined;
+  /** Attachments chosen while the view could not take them (closed, still loading). */
+  private pendingAttachments: Attachment[] = [];
   private readonly subscriptions: vscode.Disposable[] = [];
 
   constructor(
@@ -70,12 +72,16 @@ export class AgentViewProvider implements vscode.WebviewViewProvider, vscode.Dis
 
   post(message: HostToWebview): void {
     if (this.view && this.ready && !this.paused) void this.view.webview.postMessage(message);
-    else if (message.type === "focusPrompt" || message.type === "revealCard") this.pendingFocus = message;
+    else if (message.type === "focusPrompt" || message.type === "revealCard" || message.type === "revealItem") this.pendingFocus = message;
+    else if (message.type === "attached") this.pendingAttachments.push(...message.items);
   }
 
   private sendSnapshot(): void {
     this.queue = []; // the snapshot already contains every queued event
     this.post({ type: "snapshot", state: this.store.state });
+    const items = this.pendingAttachments;
+    this.pendingAttachments = [];
+    if (items.length) this.post({ type: "attached", items });
     const focus = this.pendingFocus;
     this.pendingFocus = undefined;
     if (focus) this.post(focus);

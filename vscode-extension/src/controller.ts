@@ -11,17 +11,23 @@
 import { mkdir } from "node:fs/promises";
 import * as os from "node:os";
 import * as vscode from "vscode";
-import type { SessionNotification } from "../shared/acp";
+import type { ContentBlock, SessionNotification } from "../shared/acp";
 import type { SessionState } from "../shared/state";
 import { answerText } from "../shared/cardView";
-import { AgentConnection } from "./acp/connection";
+import { isAuthRequired, loginInvocation } from "./acp/auth";
+import { forAgent } from "./attachments";
+import { AgentConnection, type SessionSetup } from "./acp/connection";
 import type { AgentSpec } from "./acp/agentSpec";
 import type { TerminalManager } from "./acp/terminals";
 import { describeAgent } from "./agentInfo";
-import { isBuiltinAgent, resolveAgent, selectedAgentName, traceEnabled } from "./config";
+import { isBuiltinAgent, resolveAgent, selectedAgentName, traceEnabled, workspaceMcpServers } from "./config";
 import { describeFailure, failureMessage } from "./failure";
+import { type RunInTerminal, runInTerminal } from "./loginTerminal";
+import type { McpServers } from "./mcpConfig";
+import { showNotice } from "./notices";
 import { readTextFile, writeTextFile } from "./fsHandlers";
 import type { PermissionBroker } from "./permissions";
+import type { QuestionBroker } from "./questions";
 import type { SessionArchive } from "./sessionArchive";
 import type { SessionStore } from "./store";
 
@@ -39,9 +45,15 @@ export interface LastSession {
 
 export const LAST_SESSION_KEY = "acp.lastSession";
 
+const INSTALL_ACTION = "Install acp-bridge";
+
+/** JSON-RPC's "method not found": an agent without one of this project's bridge's extension methods. */
+const METHOD_NOT_FOUND = -32601;
+
 export interface ControllerDeps {
   store: SessionStore;
   permissions: PermissionBroker;
+  questions: QuestionBroker;
   terminals: TerminalManager;
   output: vscode.OutputChannel;
   version: string;
@@ -51,6 +63,14 @@ export interface ControllerDeps {
   archive?: SessionArchive;
   /** Remembers the last conversation per workspace, to reopen it. */
   memory?: KeyValueStore;
+  /** Runs an agent's terminal login (default: a VS Code terminal). */
+  runInTerminal?: RunInTerminal;
+  /** The user's MCP servers for a new session (default: `.vscode/mcp.json` and the setting). */
+  mcpServers?: () => Promise<McpServers>;
+  /** The Python of the bridge the extension installed (src/installUi.ts), if it did. */
+  managedPython?: () => string | undefined;
+  /** Installs the built-in bridge (one click from a "not installed" failure). */
+  installBridge?: () => Promise<unknown>;
 }
 
 export class SessionController implements vscode.Disposable {
@@ -86,6 +106,11 @@ export class SessionController implements vscode.Disposable {
     return this.conn;
   }
 
+  /** The open session and its agent, if any. */
+  currentSession(): { id: string; conn: AgentConnection } | undefined {
+    return this.session;
+  }
+
   /** The running agent, started on first use. */
   async connect(): Promise<AgentConnection> {
     if (this.conn) return this.conn;
@@ -95,7 +120,7 @@ export class SessionController implements vscode.Disposable {
 
   private async start(): Promise<AgentConnection> {
     const { store, output, historyDir } = this.d;
-    const spec = resolveAgent(selectedAgentName(), vscode.workspace.workspaceFolders?.[0]?.uri.fsPath, historyDir);
+    const spec = resolveAgent(selectedAgentName(), vscode.workspace.workspaceFolders?.[0]?.uri.fsPath, historyDir, this.d.managedPython?.());
     store.dispatch({ type: "connection", status: "starting", agentName: spec.name });
     output.appendLine(`[acp] starting ${spec.name}: ${spec.command} ${spec.args.join(" ")}`);
     try {
@@ -105,6 +130,7 @@ export class SessionController implements vscode.Disposable {
         {
           onUpdate: (n, t0) => this.onUpdate(n, t0),
           requestPermission: (p, signal) => this.d.permissions.request(p, signal),
+          elicit: (p, signal) => this.d.questions.request(p, signal),
           readTextFile,
           writeTextFile,
           terminal: this.d.terminals,
@@ -136,10 +162,13 @@ export class SessionController implements vscode.Disposable {
     this.conn = undefined;
     this.session = undefined;
     this.d.permissions.cancelAll();
+    this.d.questions.cancelAll();
     const failure = describeFailure({ agentName: spec.name, command: spec.command, builtin: isBuiltinAgent(spec.name), message, stderrTail });
     this.d.store.dispatch({ type: "connection", status: "crashed", agentName: spec.name, error: message, failure });
-    const actions = [...(failure.setting ? ["Open Setting"] : []), "Restart", "Show Output"];
+    const install = failure.install && this.d.installBridge;
+    const actions = [...(install ? [INSTALL_ACTION] : []), ...(failure.setting ? ["Open Setting"] : []), "Restart", "Show Output"];
     void vscode.window.showErrorMessage(failureMessage(spec.name, failure), ...actions).then((pick) => {
+      if (pick === INSTALL_ACTION) void this.installBridge();
       if (pick === "Restart") void this.restart().catch(() => undefined);
       if (pick === "Show Output") this.d.output.show(true);
       if (pick === "Open Setting" && failure.setting) void vscode.commands.executeCommand("workbench.action.openSettings", failure.setting);
@@ -147,7 +176,51 @@ export class SessionController implements vscode.Disposable {
   }
 
   private onUpdate(n: SessionNotification, t0: number): void {
-    if (n.sessionId === this.d.store.state.sessionId) this.d.store.dispatch({ type: "update", update: n.update }, t0);
+    if (n.sessionId !== this.d.store.state.sessionId) return;
+    this.d.store.dispatch({ type: "update", update: n.update }, t0);
+    if (n.update.sessionUpdate === "notice") showNotice(n.update);
+  }
+
+  /**
+   * The agent answered `auth_required`: the view says so with a "Log in" per terminal method it offers,
+   * and so does a notification. True if it was that.
+   */
+  private authRequired(conn: AgentConnection, err: unknown): boolean {
+    if (!isAuthRequired(err)) return false;
+    const methods = conn.terminalAuthMethods.map((m) => ({ id: m.id, name: m.name, description: m.description ?? undefined }));
+    this.d.store.dispatch({ type: "auth", auth: { message: errorText(err), methods } });
+    const first = methods[0];
+    const actions = first ? ["Log in"] : [];
+    void vscode.window.showWarningMessage(`ACP agent "${conn.spec.name}" needs you to log in: ${errorText(err)}`, ...actions).then((pick) => {
+      if (pick === "Log in" && first) void this.login(first.id).catch((e) => vscode.window.showErrorMessage(`ACP: ${errorText(e)}`));
+    });
+    return true;
+  }
+
+  /**
+   * Run the agent's terminal login `methodId` (the first one if not given): its own command with the
+   * method's arguments, in a terminal. Exit 0: logged in, the session starts if it could not before.
+   */
+  async login(methodId?: string): Promise<void> {
+    const conn = await this.connect();
+    const method = conn.terminalAuthMethods.find((m) => methodId === undefined || m.id === methodId);
+    if (!method) {
+      void vscode.window.showInformationMessage(`ACP agent "${conn.spec.name}" offers no login to run in a terminal.`);
+      return;
+    }
+    const { store } = this.d;
+    const before = store.state.auth;
+    if (before) store.dispatch({ type: "auth", auth: { ...before, running: true } });
+    this.d.output.appendLine(`[acp] login: ${conn.spec.command} ${[...conn.spec.args, ...(method.args ?? [])].join(" ")}`);
+    const code = await (this.d.runInTerminal ?? runInTerminal)(loginInvocation(conn.spec, method), `Log in: ${conn.spec.name}`);
+    if (code !== 0) {
+      if (before) store.dispatch({ type: "auth", auth: { ...before, running: false } });
+      void vscode.window.showWarningMessage(`The login did not complete (${code === undefined ? "the terminal was closed" : `exit status ${code}`}).`);
+      return;
+    }
+    store.dispatch({ type: "auth", auth: undefined });
+    void vscode.window.showInformationMessage("Logged in. Send your prompt again.");
+    if (!this.session) await this.openLastOrNew();
   }
 
   /** The current session's id, creating a session (cwd = the workspace folder) if there is none. */
@@ -183,8 +256,41 @@ export class SessionController implements vscode.Disposable {
     return this.startSession(conn);
   }
 
+  /**
+   * What a session opens with: the user's MCP servers (those the agent can take) and the other workspace
+   * folders as extra roots (`additionalDirectories`, when the agent takes them). The servers left out are
+   * said in the view once the session is shown.
+   */
+  private async sessionSetup(conn: AgentConnection): Promise<{ setup: SessionSetup; notes: string[] }> {
+    const { servers, skipped } = await (this.d.mcpServers ?? workspaceMcpServers)();
+    const notes = skipped.map((s) => `MCP server "${s.name}" (${s.source}) was not started: ${s.reason}.`);
+    const mcpServers = servers.filter((s) => {
+      if (!("type" in s) || conn.acceptsMcp(s.type)) return true;
+      notes.push(`MCP server "${s.name}" was not passed on: ${conn.spec.name} does not take ${s.type} MCP servers.`);
+      return false;
+    });
+    for (const n of notes) this.d.output.appendLine(`[acp] ${n}`);
+    // Every workspace folder is a root of the session: the first is its cwd, the others go along.
+    const others = (vscode.workspace.workspaceFolders ?? []).slice(1).map((f) => f.uri.fsPath);
+    const additionalDirectories = conn.acceptsAdditionalDirectories ? others : [];
+    if (others.length > 0 && !conn.acceptsAdditionalDirectories) this.d.output.appendLine(`[acp] ${conn.spec.name} takes no additional directories: only ${this.cwd} is its workspace`);
+    return { setup: { mcpServers, additionalDirectories }, notes };
+  }
+
+  private showNotes(notes: readonly string[]): void {
+    for (const text of notes) this.d.store.dispatch({ type: "notice", severity: "warning", text });
+  }
+
   private async startSession(conn: AgentConnection): Promise<string> {
-    const res = await conn.newSession(this.cwd);
+    let res: Awaited<ReturnType<AgentConnection["newSession"]>>;
+    const { setup, notes } = await this.sessionSetup(conn);
+    try {
+      res = await conn.newSession(this.cwd, setup);
+    } catch (err) {
+      this.authRequired(conn, err);
+      throw err;
+    }
+    if (this.d.store.state.auth) this.d.store.dispatch({ type: "auth", auth: undefined });
     this.session = { id: res.sessionId, conn };
     this.d.store.dispatch({
       type: "sessionStarted",
@@ -195,6 +301,7 @@ export class SessionController implements vscode.Disposable {
       canLoadSessions: conn.canLoadSession && conn.canListSessions,
     });
     this.describe(conn, res.configOptions);
+    this.showNotes(notes);
     return res.sessionId;
   }
 
@@ -203,7 +310,8 @@ export class SessionController implements vscode.Disposable {
     if (configOptions?.some((o) => o.category === "model")) this.d.store.dispatch({ type: "agentInfo", agent: describeAgent(conn.spec, conn.init.agentInfo ?? undefined, configOptions) });
   }
 
-  async prompt(text: string): Promise<void> {
+  /** Send a prompt: the text and what the user attached (as this agent takes it, see attachments.ts). */
+  async prompt(text: string, attachments: readonly ContentBlock[] = []): Promise<void> {
     if (!text.trim()) return;
     if (this.d.store.state.running) {
       void vscode.window.showWarningMessage("The agent is still working on the last prompt. Cancel it first.");
@@ -215,20 +323,22 @@ export class SessionController implements vscode.Disposable {
       sessionId = await this.openLastOrNew();
       conn = this.session!.conn;
     } catch (err) {
-      this.d.store.dispatch({ type: "error", message: `Could not start a session: ${errorText(err)}` });
+      if (!isAuthRequired(err)) this.d.store.dispatch({ type: "error", message: `Could not start a session: ${errorText(err)}` });
       return;
     }
-    this.d.store.dispatch({ type: "userPrompt", text });
+    const { blocks, dropped } = forAgent(attachments, conn.promptCapabilities);
+    this.d.store.dispatch({ type: "userPrompt", text, ...(blocks.length ? { blocks } : {}) });
+    if (dropped.length) this.d.store.dispatch({ type: "notice", severity: "warning", text: `Not sent: ${dropped.join(", ")} (${conn.spec.name} does not take images).` });
     void this.remember(conn, sessionId);
     const notes = this.notes;
     this.notes = [];
-    const turn = conn.prompt(sessionId, text, notes);
+    const turn = blocks.length ? conn.prompt(sessionId, text, notes, blocks) : conn.prompt(sessionId, text, notes);
     this.turn = turn.catch(() => undefined);
     try {
       const res = await turn;
       this.d.store.dispatch({ type: "turnEnded", stopReason: res.stopReason });
     } catch (err) {
-      if (this.session?.conn === conn) this.d.store.dispatch({ type: "error", message: errorText(err) });
+      if (this.session?.conn === conn && !this.authRequired(conn, err)) this.d.store.dispatch({ type: "error", message: errorText(err) });
       this.d.store.dispatch({ type: "turnEnded", stopReason: "error" });
     }
   }
@@ -250,6 +360,7 @@ export class SessionController implements vscode.Disposable {
     if (!s || !this.d.store.state.running) return;
     await s.conn.cancel(s.id).catch(() => undefined);
     this.d.permissions.cancelAll();
+    this.d.questions.cancelAll();
     this.d.store.dispatch({ type: "turnCancelled" });
   }
 
@@ -266,9 +377,19 @@ export class SessionController implements vscode.Disposable {
     this.conn = undefined;
     this.session = undefined;
     this.d.permissions.cancelAll();
+    this.d.questions.cancelAll();
     this.d.terminals.disposeAll();
     await old?.dispose();
     await this.openLastOrNew();
+  }
+
+  /** Install the built-in bridge into the extension's own environment; the agent restarts on it. */
+  async installBridge(): Promise<void> {
+    if (!this.d.installBridge) {
+      void vscode.window.showInformationMessage("This agent cannot be installed from here.");
+      return;
+    }
+    await this.d.installBridge();
   }
 
   /** Whether the agent is not running (never started, stopped or crashed). */
@@ -307,8 +428,9 @@ export class SessionController implements vscode.Disposable {
   private async reopen(conn: AgentConnection, sessionId: string, cwd: string, preferLoad = false): Promise<void> {
     const { store, archive } = this.d;
     const kept = !preferLoad && conn.canResumeSession ? await archive?.view(sessionId) : undefined;
+    const { setup, notes } = await this.sessionSetup(conn);
     if (kept || !conn.canLoadSession) {
-      const res = await conn.resumeSession(sessionId, cwd);
+      const res = await conn.resumeSession(sessionId, cwd, setup);
       this.session = { id: sessionId, conn };
       store.dispatch({ type: "sessionStarted", sessionId, cwd, modes: res.modes, configOptions: res.configOptions, canLoadSessions: conn.canLoadSession && conn.canListSessions });
       if (kept) this.restoreView(kept);
@@ -317,7 +439,7 @@ export class SessionController implements vscode.Disposable {
       this.session = { id: sessionId, conn };
       store.dispatch({ type: "sessionStarted", sessionId, cwd, canLoadSessions: true });
       try {
-        const res = await conn.loadSession(sessionId, cwd);
+        const res = await conn.loadSession(sessionId, cwd, setup);
         if (res?.modes) store.dispatch({ type: "modes", modes: res.modes });
         if (res?.configOptions) store.dispatch({ type: "configOptions", configOptions: res.configOptions });
         this.describe(conn, res?.configOptions);
@@ -329,6 +451,42 @@ export class SessionController implements vscode.Disposable {
     for (const [toolCallId, a] of Object.entries((await archive?.answers(sessionId)) ?? {})) {
       store.dispatch({ type: "answerRestored", toolCallId, label: a.label, kind: a.kind, feedback: a.feedback });
     }
+    this.showNotes(notes);
+  }
+
+  /**
+   * Rename the current session (the bridge's `_acpBridge/setSessionTitle`; History lists the new title).
+   * Without `title`, asks for it.
+   */
+  async renameSession(title?: string): Promise<void> {
+    const s = this.session;
+    if (!s) {
+      void vscode.window.showInformationMessage("There is no session to rename yet.");
+      return;
+    }
+    const next =
+      title ??
+      (await vscode.window.showInputBox({ title: "ACP: Rename Session", prompt: "The session's title, as History lists it", value: this.d.store.state.title ?? "", validateInput: (v) => (v.trim() ? undefined : "A title cannot be empty") }));
+    if (next === undefined || !next.trim()) return;
+    try {
+      const res = await s.conn.setSessionTitle(s.id, next.trim());
+      if (this.session === s) this.d.store.dispatch({ type: "update", update: { sessionUpdate: "session_info_update", title: res.title } });
+    } catch (err) {
+      if ((err as { code?: unknown }).code !== METHOD_NOT_FOUND) throw err;
+      void vscode.window.showInformationMessage(`ACP agent "${s.conn.spec.name}" cannot rename sessions.`);
+    }
+  }
+
+  /** `session/delete`: the stored session goes (with what the client kept of it); deleting the open one starts a new one. */
+  async deleteSession(sessionId: string): Promise<void> {
+    const conn = await this.connect();
+    await conn.deleteSession(sessionId);
+    await this.d.archive?.forget(sessionId);
+    if (this.d.memory?.get<LastSession>(LAST_SESSION_KEY)?.sessionId === sessionId) await this.d.memory.update(LAST_SESSION_KEY, undefined);
+    if (this.session?.id === sessionId) {
+      this.session = undefined;
+      await this.ensureSession();
+    }
   }
 
   /** A resumed session's conversation, as the client last showed it (the agent does not replay it). */
@@ -339,6 +497,7 @@ export class SessionController implements vscode.Disposable {
   async dispose(): Promise<void> {
     this.storeSub.dispose();
     this.d.permissions.cancelAll();
+    this.d.questions.cancelAll();
     this.d.terminals.disposeAll();
     const c = this.conn;
     this.conn = undefined;

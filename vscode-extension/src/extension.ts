@@ -5,16 +5,20 @@
  */
 import * as vscode from "vscode";
 import { TerminalManager } from "./acp/terminals";
+import { selectionInEditor } from "./attach";
 import { AgentViewProvider } from "./agentView";
 import { ANSWER_COMMAND, ApprovalNotifications, REVIEW_COMMAND } from "./approvalNotification";
-import { followAlongDefault, permissionNotifications, SECTION, selectedAgentName } from "./config";
+import { BRIDGE_SECTION, followAlongDefault, permissionNotifications, SECTION, selectedAgentName } from "./config";
 import { errorText, SessionController } from "./controller";
 import { canReview, DiffDocuments, DIFF_SCHEME, EditViews, REVIEW_SCHEME } from "./editViews";
 import { FollowAlong } from "./follow";
+import { BridgeInstaller } from "./installUi";
 import { currentText, replaceFile } from "./fsHandlers";
-import { COMMANDS, VIEW_ID } from "./ids";
+import { COMMANDS, RULES_VIEW_ID, VIEW_ID } from "./ids";
 import { PermissionBroker } from "./permissions";
-import { pickAgent, pickHistory, pickMode, pickModel } from "./pickers";
+import { QuestionBroker } from "./questions";
+import { pickAgent, pickHistory, pickMode, pickModel, pickSessionToDelete } from "./pickers";
+import { RulesView } from "./rulesView";
 import { SessionArchive } from "./sessionArchive";
 import { createStatusBar } from "./statusBar";
 import { SessionStore } from "./store";
@@ -27,20 +31,41 @@ export function activate(context: vscode.ExtensionContext): void {
   const store = new SessionStore(selectedAgentName(), followAlongDefault());
   const notifications = new ApprovalNotifications((toolCallId) => canReview(store.state.cards[toolCallId]));
   const permissions = new PermissionBroker(store, (prompt) => (permissionNotifications() ? notifications.ask(prompt) : Promise.resolve(undefined)));
+  const questions = new QuestionBroker(store);
   const mirror = new TerminalMirror(store);
   const terminals = new TerminalManager(mirror);
   // The built-in bridge logs sessions here, so History works without any setting.
   const historyDir = vscode.Uri.joinPath(context.globalStorageUri, "sessions").fsPath;
   const archive = new SessionArchive(vscode.Uri.joinPath(context.globalStorageUri, "views").fsPath);
-  const controller = new SessionController({ store, permissions, terminals, output, version, historyDir, archive, memory: context.workspaceState });
+  const installer: BridgeInstaller = new BridgeInstaller(context.extensionUri.fsPath, context.globalStorageUri.fsPath, output, () => controller.restart());
+  const controller: SessionController = new SessionController({
+    store,
+    permissions,
+    questions,
+    terminals,
+    output,
+    version,
+    historyDir,
+    archive,
+    memory: context.workspaceState,
+    managedPython: () => installer.managedPython(),
+    installBridge: () => installer.install(),
+  });
   const follow = new FollowAlong();
   const docs = new DiffDocuments();
   const edits = new EditViews(docs, store, permissions, { read: currentText, write: replaceFile, noteForAgent: (t) => controller.noteForAgent(t) });
-  const view = new AgentViewProvider(context.extensionUri, store, (m) => routeWebviewMessage(m, { controller, permissions, store, edits }));
+  const rules = new RulesView(controller, store);
+  const rulesTree = vscode.window.createTreeView(RULES_VIEW_ID, { treeDataProvider: rules });
+  rules.attach(rulesTree);
+  const view: AgentViewProvider = new AgentViewProvider(context.extensionUri, store, (m) => routeWebviewMessage(m, { controller, permissions, questions, store, edits, view }));
 
   const storeSub = store.listen((event, change) => {
     if (event.type === "sessionStarted") follow.reset();
     if (event.type === "permissionResolved") edits.onAnswered(event.requestId);
+    // A question waits for the user: said where they are looking when the view is out of sight.
+    if (event.type === "questionAsked" && !view.isVisible) {
+      void vscode.window.showInformationMessage(`The agent asks: ${event.message}`, "Answer").then((pick) => pick && focusView({ type: "revealItem", id: event.requestId }));
+    }
     for (const id of change.cards ?? []) {
       const card = store.state.cards[id];
       if (card) follow.onCard(card, store.state.follow);
@@ -82,9 +107,28 @@ export function activate(context: vscode.ExtensionContext): void {
     command(COMMANDS.pickMode, () => pickMode(controller, store)),
     command(COMMANDS.pickModel, () => pickModel(controller, store)),
     command(COMMANDS.history, () => pickHistory(controller, store)),
+    command(COMMANDS.renameSession, () => controller.renameSession()),
+    command(COMMANDS.deleteSession, () => pickSessionToDelete(controller, store)),
+    rules,
+    rulesTree,
+    command(COMMANDS.refreshRules, () => rules.refresh()),
+    command(COMMANDS.revokeRule, (line) => {
+      if (typeof line === "object" && line !== null && typeof (line as { number?: unknown }).number === "number") return rules.revoke((line as { number: number }).number);
+    }),
+    command(COMMANDS.revokeAllRules, async () => {
+      const count = rules.rules?.rules.length ?? 0;
+      if (count === 0) return;
+      const sure = await vscode.window.showWarningMessage(`Revoke all ${count} remembered "always" answers? The agent will ask again.`, { modal: true }, "Revoke All");
+      if (sure) await rules.revoke();
+    }),
     command(COMMANDS.showOutput, () => output.show(true)),
+    command(COMMANDS.login, () => controller.login()),
     command(COMMANDS.toggleFollow, () => store.dispatch({ type: "follow", enabled: !store.state.follow })),
     command(COMMANDS.focus, () => focusView({ type: "focusPrompt" })),
+    command(COMMANDS.attachSelection, () => {
+      const item = selectionInEditor();
+      if (item) focusView({ type: "attached", items: [item] });
+    }),
     command(COMMANDS.acceptEdit, (uri) => edits.answerReview(uri instanceof vscode.Uri ? uri : undefined, true)),
     command(COMMANDS.rejectEdit, (uri) => edits.answerReview(uri instanceof vscode.Uri ? uri : undefined, false)),
     command(ANSWER_COMMAND, (requestId, optionId) => {
@@ -103,7 +147,7 @@ export function activate(context: vscode.ExtensionContext): void {
     }),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration(`${SECTION}.followAlong`)) store.dispatch({ type: "follow", enabled: followAlongDefault() });
-      const agentChanged = ["agent", "agents", "pythonCommand", "bridgeArgs"].some((k) => e.affectsConfiguration(`${SECTION}.${k}`));
+      const agentChanged = ["agent", "agents", "pythonCommand", "bridgeArgs"].some((k) => e.affectsConfiguration(`${SECTION}.${k}`)) || e.affectsConfiguration(`${BRIDGE_SECTION}.rememberAlways`);
       if (!agentChanged) return;
       output.appendLine(`[acp] agent settings changed (agent: ${selectedAgentName()}, ${controller.isDown ? "not running" : "running"})`);
       // A stopped agent restarts on the new settings at once (that is usually the fix); a running one

@@ -2,7 +2,7 @@
  * An agent that would not start, or stopped, described so the user can act: what happened in one
  * sentence, the agent's own last words kept whole (the cause), what to do about it, and the setting that
  * decides it. The known cases are the built-in bridge's: a Python without acp_bridge, a Python that is
- * not there. Pure (no vscode): unit-tested.
+ * not there; both offer to install the bridge (src/bridgeInstall.ts). Pure (no vscode): unit-tested.
  */
 import type { FailureView } from "../shared/state";
 
@@ -30,8 +30,9 @@ export function describeFailure(f: FailureInput): FailureView {
       summary: `${f.command} does not have acp-bridge installed, so the agent cannot start.`,
       reason: `acp-bridge is not installed for ${f.command}`,
       cause: lastLines(text.split("\n").filter((l) => NO_MODULE.test(l)).join("\n")),
-      fix: `Install it into that Python (\`${f.command} -m pip install <path to your acp-bridge checkout>\`), or set acp.pythonCommand to a Python that has it (after \`make demo\` in the checkout: \`<checkout>/.venv/bin/python\`).`,
+      fix: `Install acp-bridge: the extension sets it up in its own environment with a Python 3.11+ it finds (one click). Or install it into that Python yourself (\`${f.command} -m pip install acp-bridge\`), or set acp.pythonCommand to a Python that has it (after \`make demo\` in a checkout: \`<checkout>/.venv/bin/python\`).`,
       setting: "acp.pythonCommand",
+      install: f.builtin,
     };
   }
   if (/cannot start agent/.test(f.message) && NOT_FOUND.test(f.message)) {
@@ -39,8 +40,9 @@ export function describeFailure(f: FailureInput): FailureView {
       summary: `${f.command} was not found, so the agent cannot start.`,
       reason: `${f.command} was not found`,
       cause: lastLines(f.message),
-      fix: f.builtin ? "Set acp.pythonCommand to the full path of a Python 3.11+ that has acp-bridge installed." : `Check the command of the "${f.agentName}" entry in acp.agents.`,
+      fix: f.builtin ? "Install acp-bridge (one click: the extension sets it up with a Python 3.11+ it finds), or set acp.pythonCommand to the full path of a Python 3.11+ that has acp-bridge installed." : `Check the command of the "${f.agentName}" entry in acp.agents.`,
       setting,
+      install: f.builtin,
     };
   }
   const stderr = lastLines(f.stderrTail ?? "");

@@ -1,7 +1,8 @@
 /**
- * Quick picks for the session controls: agent, mode, model (a `category: "model"` config option) and
+ * Quick picks for the session controls: agent, mode, model (a `category: "model"` config option),
  * history (`session/list` + `session/load`: in the agent's order, each with its title, time and
- * folder; sessions without a title, i.e. without a prompt, are not offered). Each returns after acting, or quietly when dismissed.
+ * folder; sessions without a title, i.e. without a prompt, are not offered) and deleting a stored
+ * session. Each returns after acting, or quietly when dismissed.
  */
 import * as vscode from "vscode";
 import type { SessionConfigOption, SessionInfo } from "../shared/acp";
@@ -51,11 +52,16 @@ export async function pickModel(controller: SessionController, store: SessionSto
 /** At most this many stored sessions are offered (session/list pages are followed until then). */
 const HISTORY_LIMIT = 200;
 
-export async function pickHistory(controller: SessionController, store: SessionStore): Promise<void> {
+/**
+ * The stored conversations of this folder, in the agent's order, following `session/list`'s pages. A
+ * session without a title has no prompt yet (the bridge titles sessions by their first prompt): nothing
+ * to go back to. Undefined (and the user told) when the agent keeps no history.
+ */
+async function conversations(controller: SessionController): Promise<SessionInfo[] | undefined> {
   const conn = await controller.connect();
-  if (!conn.canListSessions || !conn.canLoadSession) {
+  if (!conn.canListSessions || !(conn.canLoadSession || conn.canResumeSession)) {
     void vscode.window.showInformationMessage("This agent does not offer session history.");
-    return;
+    return undefined;
   }
   const sessions: SessionInfo[] = [];
   let cursor: string | undefined;
@@ -65,22 +71,40 @@ export async function pickHistory(controller: SessionController, store: SessionS
     cursor = page.nextCursor ?? undefined;
     if (!cursor) break;
   }
-  // A session without a title has no prompt yet (the bridge titles sessions by their first prompt):
-  // nothing to go back to.
-  const conversations = sessions.filter((s) => s.title?.trim());
-  if (conversations.length === 0) {
-    void vscode.window.showInformationMessage("No stored conversations for this folder yet.");
-    return;
-  }
-  const current = store.state.sessionId;
-  const items = conversations.slice(0, HISTORY_LIMIT).map((s) => ({
+  const titled = sessions.filter((s) => s.title?.trim()).slice(0, HISTORY_LIMIT);
+  if (titled.length === 0) void vscode.window.showInformationMessage("No stored conversations for this folder yet.");
+  return titled;
+}
+
+function sessionItems(sessions: SessionInfo[], current: string | null) {
+  return sessions.map((s) => ({
     label: s.title!,
     description: [s.sessionId === current ? "current" : "", localTime(s.updatedAt)].filter(Boolean).join(" · "),
     detail: s.cwd,
     session: s,
   }));
-  const pick = await vscode.window.showQuickPick(items, { title: "ACP: Open Session from History", matchOnDetail: true });
+}
+
+export async function pickHistory(controller: SessionController, store: SessionStore): Promise<void> {
+  const sessions = await conversations(controller);
+  if (!sessions?.length) return;
+  const pick = await vscode.window.showQuickPick(sessionItems(sessions, store.state.sessionId), { title: "ACP: Open Session from History", matchOnDetail: true });
   if (pick) await controller.loadSession(pick.session.sessionId, pick.session.cwd);
+}
+
+/** Delete a stored conversation (`session/delete`): it leaves History and the agent deletes its log. */
+export async function pickSessionToDelete(controller: SessionController, store: SessionStore): Promise<void> {
+  const conn = await controller.connect();
+  if (!conn.canDeleteSession) {
+    void vscode.window.showInformationMessage("This agent cannot delete stored sessions.");
+    return;
+  }
+  const sessions = await conversations(controller);
+  if (!sessions?.length) return;
+  const pick = await vscode.window.showQuickPick(sessionItems(sessions, store.state.sessionId), { title: "ACP: Delete Session from History", matchOnDetail: true });
+  if (!pick) return;
+  const sure = await vscode.window.showWarningMessage(`Delete "${pick.label}"? Its history is removed for good.`, { modal: true }, "Delete");
+  if (sure === "Delete") await controller.deleteSession(pick.session.sessionId);
 }
 
 function localTime(iso: string | null | undefined): string {

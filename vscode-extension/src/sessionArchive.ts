@@ -51,6 +51,16 @@ export class SessionArchive {
     });
   }
 
+  /** Drop what the client kept of a deleted session. */
+  forget(sessionId: string): Promise<void> {
+    const run = async () => {
+      this.cache.delete(sessionId);
+      await unlink(this.path(sessionId)).catch(() => undefined);
+    };
+    this.writes = this.writes.then(run, run).catch(() => undefined);
+    return this.writes;
+  }
+
   /** Resolves when every change so far is on disk. */
   flushed(): Promise<void> {
     return this.writes;

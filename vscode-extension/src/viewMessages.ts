@@ -1,18 +1,24 @@
 /** Routes messages from the Agent webview to the controller, the permission broker and the editors. */
 import * as vscode from "vscode";
-import type { WebviewToHost } from "../shared/protocol";
+import type { HostToWebview, WebviewToHost } from "../shared/protocol";
+import { findWorkspaceFiles, pickAttachments } from "./attach";
+import { mentionBlock } from "./attachments";
 import type { SessionController } from "./controller";
 import { errorText } from "./controller";
 import type { EditViews } from "./editViews";
 import type { PermissionBroker } from "./permissions";
+import type { QuestionBroker } from "./questions";
 import { pickHistory } from "./pickers";
 import type { SessionStore } from "./store";
 
 export interface Routes {
   controller: SessionController;
   permissions: PermissionBroker;
+  questions: QuestionBroker;
   store: SessionStore;
   edits: EditViews;
+  /** Where answers to the view's requests go (attachments, @-mention matches). */
+  view?: { post(message: HostToWebview): void };
 }
 
 export function routeWebviewMessage(m: WebviewToHost, r: Routes): void {
@@ -23,12 +29,22 @@ export function routeWebviewMessage(m: WebviewToHost, r: Routes): void {
       // header shows its modes and state.
       if (r.store.state.connection.status !== "crashed") run(r.controller.openLastOrNew().catch(() => undefined));
       return;
-    case "prompt":
-      return run(r.controller.prompt(m.text));
+    case "prompt": {
+      // An @-mention still in the text is a link to its file.
+      const mentions = (m.mentions ?? []).filter((x) => m.text.includes(`@${x.label}`)).map((x) => mentionBlock(x.path, x.label));
+      return run(r.controller.prompt(m.text, [...(m.attachments ?? []).map((a) => a.block), ...mentions]));
+    }
+    case "attach":
+      return run(pickAttachments().then((items) => items.length && r.view?.post({ type: "attached", items })));
+    case "findFiles":
+      return run(findWorkspaceFiles(m.query).then((files) => r.view?.post({ type: "fileMatches", query: m.query, files })));
     case "cancel":
       return run(r.controller.cancel());
     case "permission":
       r.permissions.answer(m.requestId, m.optionId, m.feedback);
+      return;
+    case "question":
+      r.questions.answer(m.requestId, m.action, m.content);
       return;
     case "openLocation":
       return run(openLocation(m.path, m.line ?? undefined));
@@ -46,8 +62,12 @@ export function routeWebviewMessage(m: WebviewToHost, r: Routes): void {
       return run(r.controller.newSession());
     case "history":
       return run(pickHistory(r.controller, r.store));
+    case "renameSession":
+      return run(r.controller.renameSession());
     case "restart":
       return run(r.controller.restart());
+    case "installBridge":
+      return run(r.controller.installBridge());
     case "setMode":
       return run(r.controller.setMode(m.modeId));
     case "setConfigOption":
@@ -55,6 +75,8 @@ export function routeWebviewMessage(m: WebviewToHost, r: Routes): void {
     case "toggleFollow":
       r.store.dispatch({ type: "follow", enabled: !r.store.state.follow });
       return;
+    case "login":
+      return run(r.controller.login(m.methodId));
   }
 }
 

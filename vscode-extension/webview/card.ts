@@ -6,9 +6,12 @@
  * The question: "Allow once" (primary), "Reject" and "Reject with a reason…" as buttons, the "always"
  * choices behind "More choices" (they outlive this call), and "Review" to open a pending edit in the
  * diff editor. Every control carries a `data-focus-key`, so focus survives the card being re-rendered.
+ *
+ * A program's card (Code Mode) holds the cards of the calls it made, each a full card of its own, in a
+ * box after its own parts; its text list of those calls is then left out, the nested cards say it live.
  */
 import type { PermissionOption, ToolCallContent } from "../shared/acp";
-import { answerText, approvalLayout, cardOutcome, isAwaiting, isPlanCard, shortLabel, startsCollapsed } from "../shared/cardView";
+import { answerText, approvalLayout, cardOutcome, isAwaiting, isNestedCallList, isPlanCard, shortLabel, startsCollapsed } from "../shared/cardView";
 import { cardTerminalIds } from "../shared/reducer";
 import type { SessionState, ToolCard } from "../shared/state";
 import { contentBlock } from "./content";
@@ -40,15 +43,17 @@ export function renderCard(el: HTMLElement, state: SessionState, card: ToolCard,
   el.dataset.toolCallId = card.toolCallId;
   el.setAttribute("aria-label", `${card.title.split("\n")[0]}: ${outcome.text}`);
   if (isPlanCard(card) && !awaiting) {
-    el.className = `card compact status-${card.status} kind-${card.kind}`;
+    el.className = `card compact status-${card.status} kind-${card.kind}${card.parentId ? " nested" : ""}`;
     const done = state.plan.filter((e) => e.status === "completed").length;
-    el.replaceChildren(
+    setParts(el, [
       h("div", { class: "card-head" }, icon(KIND_ICONS.think, "plan"), h("span", { class: "card-title" }, "Plan updated"), h("span", { class: "plan-progress" }, state.plan.length ? `${done}/${state.plan.length} done` : "")),
-    );
+    ]);
     return;
   }
-  const collapsed = isCollapsed(card, ui);
-  el.className = `card status-${card.status} kind-${card.kind}${awaiting ? " awaiting" : ""}${card.undo?.state === "undone" ? " undone" : ""}`;
+  // A nested call waiting for an answer keeps its program's card open.
+  const collapsed = isCollapsed(card, ui) && !hasAwaitingNested(state, card);
+  const nested = card.parentId ? " nested" : "";
+  el.className = `card status-${card.status} kind-${card.kind}${awaiting ? " awaiting" : ""}${card.undo?.state === "undone" ? " undone" : ""}${nested}${collapsed ? " collapsed" : ""}`;
   const bodyId = `body-${card.toolCallId}`;
   const head = h(
     "div",
@@ -69,7 +74,30 @@ export function renderCard(el: HTMLElement, state: SessionState, card: ToolCard,
   parts.push(undoRow(card));
   // The question comes after the content, so the diff or command it is about is read first.
   if (card.permission) parts.push(permission(card, ui));
-  el.replaceChildren(...parts.filter((p): p is HTMLElement => p !== null));
+  setParts(el, parts.filter((p): p is HTMLElement => p !== null));
+}
+
+/** The element that holds a card's nested calls (a program's sub-calls), if it has any yet. */
+export function nestedBox(el: HTMLElement): HTMLElement | null {
+  return el.querySelector<HTMLElement>(":scope > .card-children");
+}
+
+/**
+ * Replace the card's own parts. Its nested calls' box stays where it is, untouched, so a nested card
+ * keeps its element and its focus while the program's card is redrawn around it.
+ */
+function setParts(el: HTMLElement, parts: HTMLElement[]): void {
+  const box = nestedBox(el);
+  for (const child of [...el.childNodes]) if (child !== box) child.remove();
+  if (box) box.before(...parts);
+  else el.append(...parts);
+}
+
+function hasAwaitingNested(state: SessionState, card: ToolCard): boolean {
+  return (card.children ?? []).some((id) => {
+    const child = state.cards[id];
+    return !!child && (isAwaiting(child) || hasAwaitingNested(state, child));
+  });
 }
 
 function locations(state: SessionState, card: ToolCard): HTMLElement | null {
@@ -148,8 +176,11 @@ function undoRow(card: ToolCard): HTMLElement | null {
 function body(state: SessionState, card: ToolCard, bodyId: string): HTMLElement {
   const el = h("div", { class: "card-body", id: bodyId });
   const awaiting = isAwaiting(card);
+  const nestedShown = (card.children?.length ?? 0) > 0;
   card.content.forEach((c, i) => {
     if (isNoteBlock(c, card.note)) return; // shown once, as the card's note
+    if (nestedShown && isNestedCallList(c)) return; // the nested cards below say it, live
+    if (card.parentId && isProgramNote(c)) return; // nested under that program already
     el.append(contentBlock(state, card, c, i, { awaiting }));
   });
   const embedded = new Set(card.content.flatMap((c) => (c.type === "terminal" ? [c.terminalId] : [])));
@@ -165,6 +196,11 @@ function body(state: SessionState, card: ToolCard, bodyId: string): HTMLElement 
     el.append(md);
   }
   return el;
+}
+
+/** The line a nested call's approval starts with: "Asked by the program of `…` (call …)." */
+function isProgramNote(c: ToolCallContent): boolean {
+  return c.type === "content" && c.content.type === "text" && /^Asked by the program of /.test(c.content.text);
 }
 
 function isNoteBlock(c: ToolCallContent, note: string | undefined): boolean {

@@ -14,7 +14,7 @@ import type { HostToWebview } from "../shared/protocol";
 import { applyEvent } from "../shared/reducer";
 import { emptyState, type SessionState } from "../shared/state";
 import { approvalControls, type CardUi } from "./card";
-import { createComposer } from "./composer";
+import { type ComposerDraft, createComposer } from "./composer";
 import { h } from "./dom";
 import { renderHeader } from "./header";
 import { updatePalette, watchTheme } from "./palette";
@@ -30,7 +30,8 @@ let state: SessionState = emptyState();
 const ui = loadUiState();
 const collapsed = new Map<string, boolean>(Object.entries(ui.collapsed ?? {}));
 const reasons = new Map<string, string>();
-const persist = () => saveUiState({ draft: composer.textarea.value, collapsed: Object.fromEntries(collapsed) });
+let composerDraft: ComposerDraft = { text: ui.draft ?? "", attachments: ui.attachments ?? [], mentions: ui.mentions ?? [] };
+const persist = () => saveUiState({ draft: composerDraft.text, attachments: composerDraft.attachments, mentions: composerDraft.mentions, collapsed: Object.fromEntries(collapsed) });
 
 const header = h("header", { id: "header" });
 const welcome = h("section", { id: "welcome", "aria-label": "Welcome", hidden: true });
@@ -39,7 +40,10 @@ const jump = h("button", { id: "jump-newest", class: "secondary", hidden: true, 
 const approvalBar = h("section", { id: "approval-bar", "aria-label": "Pending approval", hidden: true });
 const planEl = h("section", { id: "plan", "aria-label": "Plan", hidden: true });
 const announcer = h("div", { class: "sr-only", "aria-live": "assertive" });
-const composer = createComposer(ui.draft ?? "", () => persist());
+const composer = createComposer(composerDraft, (d) => {
+  composerDraft = d;
+  persist();
+});
 const footer = h("footer", { id: "footer" }, jump, approvalBar, planEl, composer.root);
 const app = document.getElementById("app")!;
 app.append(header, welcome, timelineEl, footer, announcer);
@@ -295,6 +299,7 @@ window.addEventListener("message", (e: MessageEvent<HostToWebview>) => {
           focusNewApproval = true;
         }
         if (event.type === "permissionResolved") reasons.delete(event.requestId);
+        if (event.type === "questionAsked") announcer.textContent = `The agent asks: ${event.message}`;
       }
       schedule();
       return;
@@ -303,6 +308,18 @@ window.addEventListener("message", (e: MessageEvent<HostToWebview>) => {
       // Not focused yet (the workbench is still moving focus here): take it when it arrives.
       if (!document.hasFocus()) window.addEventListener("focus", () => composer.textarea.focus(), { once: true });
       return;
+    case "attached":
+      composer.addAttachments(m.items);
+      return;
+    case "fileMatches":
+      composer.fileMatches(m.query, m.files);
+      return;
+    case "revealItem": {
+      const el = document.getElementById(`question-${m.id}`);
+      el?.scrollIntoView({ block: "nearest" });
+      el?.querySelector<HTMLElement>("input, button")?.focus({ preventScroll: true });
+      return;
+    }
     case "revealCard": {
       const el = document.getElementById(`card-${m.toolCallId}`);
       const target = el?.querySelector<HTMLElement>(".permission .perm-btn, button");

@@ -1,5 +1,5 @@
 /** The webview side of postMessage, typed with the shared protocol. */
-import type { WebviewToHost } from "../shared/protocol";
+import type { Attachment, WebviewToHost } from "../shared/protocol";
 
 interface VsCodeApi {
   postMessage(message: unknown): void;
@@ -16,6 +16,9 @@ export function send(message: WebviewToHost): void {
 
 export interface UiState {
   draft?: string;
+  /** The composer's attachments and @-mentions, until the prompt is sent. */
+  attachments?: Attachment[];
+  mentions?: Array<{ label: string; path: string }>;
   /** Cards the user collapsed (true) or expanded (false) themselves; others follow their default. */
   collapsed?: Record<string, boolean>;
 }

@@ -1,13 +1,15 @@
 /**
  * AgentConnection: one ACP agent subprocess and the client side of the protocol, on the official SDK.
- * It spawns the agent, runs `initialize` (advertising fs, terminal and Zed's `_meta.terminal_output`),
- * routes agent → client calls to ClientHandlers and exposes the agent methods the UI needs.
+ * It spawns the agent, runs `initialize` (advertising fs, terminal, compaction and notice updates,
+ * terminal login and Zed's `_meta.terminal_output`), routes agent → client calls to ClientHandlers and
+ * exposes the agent methods the UI needs.
  * Plain Node: no `vscode` import, so integration tests drive it against the real bridge.
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
 import type { AgentSpec } from "./agentSpec";
+import { type TerminalMethod, terminalMethods } from "./auth";
 import type { ClientHandlers } from "./handlers";
 
 export interface AgentExit {
@@ -25,6 +27,27 @@ export interface ConnectOptions {
   trace?: (direction: ">" | "<", text: string) => void;
   /** Called once when the process ends, expectedly (dispose) or not. */
   onExit?: (exit: AgentExit, expected: boolean) => void;
+}
+
+/** This project's bridge's own JSON-RPC methods (extension methods, `_`-prefixed as ACP asks). */
+export const BRIDGE_METHODS = {
+  setSessionTitle: "_acpBridge/setSessionTitle",
+  listRules: "_acpBridge/listRules",
+  forgetRules: "_acpBridge/forgetRules",
+} as const;
+
+/** `_acpBridge/listRules` and `forgetRules` answers: rules numbered as the bridge's `/permissions` numbers them. */
+export interface RulesListing {
+  mode: string;
+  /** How long an "always" answer lasts, in words: "this session", "this project". */
+  rememberedFor: string;
+  rules: Array<{ number: number; description: string; allow: boolean; tool: string; scope: string }>;
+}
+
+/** What a session is opened with, besides its cwd: the user's MCP servers and the other workspace roots. */
+export interface SessionSetup {
+  mcpServers?: acp.McpServer[];
+  additionalDirectories?: string[];
 }
 
 export class AgentConnection {
@@ -74,6 +97,11 @@ export class AgentConnection {
         clientCapabilities: {
           fs: { readTextFile: !!handlers.readTextFile, writeTextFile: !!handlers.writeTextFile },
           terminal: !!handlers.terminal,
+          // Compactions and notices are shown (timeline entry, toast); a terminal login runs in a terminal;
+          // questions (elicitation) are forms in the view.
+          session: { compaction: {}, notices: {} },
+          auth: { terminal: true },
+          ...(handlers.elicit ? { elicitation: { form: {} } } : {}),
           _meta: { terminal_output: true },
         },
       });
@@ -102,30 +130,82 @@ export class AgentConnection {
     return this.init.agentCapabilities?.sessionCapabilities?.list != null;
   }
 
+  /** The agent's `terminal` auth methods (run the agent with their args in a terminal to log in). */
+  get terminalAuthMethods(): TerminalMethod[] {
+    return terminalMethods(this.init.authMethods);
+  }
+
   /** `session/resume`: continue a stored session without its history being replayed. */
   get canResumeSession(): boolean {
     return this.init.agentCapabilities?.sessionCapabilities?.resume != null;
   }
 
-  newSession(cwd: string): Promise<acp.NewSessionResponse> {
-    return this.conn.agent.request(acp.methods.agent.session.new, { cwd, mcpServers: [] });
+  /** The MCP transports the agent takes besides stdio (which every ACP agent must). */
+  acceptsMcp(type: "http" | "sse"): boolean {
+    return this.init.agentCapabilities?.mcpCapabilities?.[type] === true;
   }
 
-  loadSession(sessionId: string, cwd: string): Promise<acp.LoadSessionResponse> {
-    return this.conn.agent.request(acp.methods.agent.session.load, { sessionId, cwd, mcpServers: [] });
+  /** Whether the agent takes workspace roots besides `cwd` (`additionalDirectories`). */
+  get acceptsAdditionalDirectories(): boolean {
+    return this.init.agentCapabilities?.sessionCapabilities?.additionalDirectories != null;
+  }
+
+  newSession(cwd: string, setup: SessionSetup = {}): Promise<acp.NewSessionResponse> {
+    return this.conn.agent.request(acp.methods.agent.session.new, { cwd, ...this.setupParams(setup) });
+  }
+
+  loadSession(sessionId: string, cwd: string, setup: SessionSetup = {}): Promise<acp.LoadSessionResponse> {
+    return this.conn.agent.request(acp.methods.agent.session.load, { sessionId, cwd, ...this.setupParams(setup) });
+  }
+
+  /** `mcpServers` (always present, as ACP requires) and `additionalDirectories` when there are any. */
+  private setupParams(setup: SessionSetup): { mcpServers: acp.McpServer[]; additionalDirectories?: string[] } {
+    const dirs = setup.additionalDirectories ?? [];
+    return { mcpServers: setup.mcpServers ?? [], ...(dirs.length > 0 ? { additionalDirectories: dirs } : {}) };
   }
 
   listSessions(cwd?: string, cursor?: string): Promise<acp.ListSessionsResponse> {
     return this.conn.agent.request(acp.methods.agent.session.list, { cwd: cwd ?? null, cursor: cursor ?? null });
   }
 
-  resumeSession(sessionId: string, cwd: string): Promise<acp.ResumeSessionResponse> {
-    return this.conn.agent.request(acp.methods.agent.session.resume, { sessionId, cwd, mcpServers: [] });
+  resumeSession(sessionId: string, cwd: string, setup: SessionSetup = {}): Promise<acp.ResumeSessionResponse> {
+    return this.conn.agent.request(acp.methods.agent.session.resume, { sessionId, cwd, ...this.setupParams(setup) });
   }
 
-  /** A prompt: the user's text, then any notes the client adds (each its own text block, after the text). */
-  prompt(sessionId: string, text: string, notes: readonly string[] = []): Promise<acp.PromptResponse> {
-    const prompt: acp.ContentBlock[] = [{ type: "text", text }, ...notes.map((n) => ({ type: "text" as const, text: n }))];
+  get canDeleteSession(): boolean {
+    return this.init.agentCapabilities?.sessionCapabilities?.delete != null;
+  }
+
+  deleteSession(sessionId: string): Promise<acp.DeleteSessionResponse> {
+    return this.conn.agent.request(acp.methods.agent.session.delete, { sessionId });
+  }
+
+  /** The bridge's `_acpBridge/setSessionTitle`: rename a session (the agent confirms with `session_info_update`). */
+  setSessionTitle(sessionId: string, title: string): Promise<{ title: string }> {
+    return this.conn.agent.request<{ title: string }>(BRIDGE_METHODS.setSessionTitle, { sessionId, title });
+  }
+
+  /** The bridge's `_acpBridge/listRules`: the session's mode and remembered "always" rules. */
+  listRules(sessionId: string): Promise<RulesListing> {
+    return this.conn.agent.request<RulesListing>(BRIDGE_METHODS.listRules, { sessionId });
+  }
+
+  /** The bridge's `_acpBridge/forgetRules`: revoke rule `number`, or all of them; answers with the rules left. */
+  forgetRules(sessionId: string, number?: number): Promise<RulesListing> {
+    return this.conn.agent.request<RulesListing>(BRIDGE_METHODS.forgetRules, { sessionId, ...(number === undefined ? {} : { number }) });
+  }
+
+  /** What the agent takes in a prompt besides text and resource links. */
+  get promptCapabilities(): acp.PromptCapabilities | undefined {
+    return this.init.agentCapabilities?.promptCapabilities ?? undefined;
+  }
+
+  /**
+   * A prompt: the user's text, what they attached (selections, files, images, mentions), then any notes
+   * the client adds (each its own text block, after the rest).
+   */
+  prompt(sessionId: string, text: string, notes: readonly string[] = [], attachments: readonly acp.ContentBlock[] = []): Promise<acp.PromptResponse> {
+    const prompt: acp.ContentBlock[] = [{ type: "text", text }, ...attachments, ...notes.map((n) => ({ type: "text" as const, text: n }))];
     return this.conn.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt });
   }
 
@@ -175,7 +255,8 @@ function buildClient(name: string, h: ClientHandlers): acp.ClientApp {
     .client({ name })
     .onNotification(acp.methods.client.session.update, ({ params }) => h.onUpdate(params, Date.now()))
     .onRequest(acp.methods.client.session.requestPermission, ({ params, signal }) => h.requestPermission(params, signal));
-  const { readTextFile, writeTextFile, terminal } = h;
+  const { readTextFile, writeTextFile, terminal, elicit } = h;
+  if (elicit) app = app.onRequest(acp.methods.client.elicitation.create, ({ params, signal }) => elicit.call(h, params, signal));
   if (readTextFile) app = app.onRequest(acp.methods.client.fs.readTextFile, ({ params }) => readTextFile.call(h, params));
   if (writeTextFile)
     app = app.onRequest(acp.methods.client.fs.writeTextFile, async ({ params }) => {

@@ -4,6 +4,8 @@
  * plain objects. Nothing here may import `vscode`.
  */
 import type {
+  CreateElicitationRequest,
+  CreateElicitationResponse,
   CreateTerminalRequest,
   CreateTerminalResponse,
   KillTerminalRequest,
@@ -32,6 +34,8 @@ export interface ClientHandlers {
   /** Called synchronously, in arrival order; `t0` is when the message arrived (Date.now()). */
   onUpdate(n: SessionNotification, t0: number): void;
   requestPermission(p: RequestPermissionRequest, signal: AbortSignal): Promise<RequestPermissionResponse>;
+  /** `elicitation/create`: a question to the user (this client renders form mode). */
+  elicit?(p: CreateElicitationRequest, signal: AbortSignal): Promise<CreateElicitationResponse>;
   readTextFile?(p: ReadTextFileRequest): Promise<ReadTextFileResponse>;
   writeTextFile?(p: WriteTextFileRequest): Promise<void>;
   terminal?: TerminalHandlers;

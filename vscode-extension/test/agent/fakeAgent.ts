@@ -6,10 +6,24 @@
  * session history (list + load, replaying each session's messages), for the session-control tests.
  * FAKE_AGENT_STATE=<file> keeps that history across processes (a reopened window); FAKE_AGENT_RESUME=1
  * offers `session/resume` (no replay) instead of `session/load`.
+ * Login: with FAKE_AGENT_LOGIN=<file>, prompts answer `auth_required` until that file exists, and the
+ * agent offers a terminal login (to clients that can run one): `<agent> --login` creates it and exits 0.
+ * "notice" sends a warning notice; "blocks" answers with the prompt's other blocks (type, and text or
+ * URI), as JSON; "setup" answers with the `mcpServers` and `additionalDirectories` the
+ * session was opened with (new, load or resume), as JSON.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
+
+const loginFile = process.env.FAKE_AGENT_LOGIN;
+if (process.argv.includes("--login")) {
+  if (loginFile) writeFileSync(loginFile, "logged in");
+  process.exit(loginFile ? 0 : 1);
+}
+let terminalAuth = false;
+const setups = new Map<string, { mcpServers: unknown; additionalDirectories: unknown }>();
+const keepSetup = (sessionId: string, p: { mcpServers?: unknown; additionalDirectories?: unknown }) => setups.set(sessionId, { mcpServers: p.mcpServers ?? null, additionalDirectories: p.additionalDirectories ?? null });
 
 const cancelled = new Map<string, () => void>();
 const stateFile = process.env.FAKE_AGENT_STATE;
@@ -26,21 +40,27 @@ const configOptions = () => [
 
 acp
   .agent({ name: "fake-agent" })
-  .onRequest(acp.methods.agent.initialize, () => ({
-    protocolVersion: acp.PROTOCOL_VERSION,
-    agentCapabilities: { loadSession: !resumes, sessionCapabilities: { list: {}, ...(resumes ? { resume: {} } : {}) } },
-    agentInfo: { name: "fake-agent", version: "0" },
-  }))
+  .onRequest(acp.methods.agent.initialize, ({ params }) => {
+    terminalAuth = params.clientCapabilities?.auth?.terminal === true;
+    return {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      agentCapabilities: { loadSession: !resumes, sessionCapabilities: { list: {}, delete: {}, additionalDirectories: {}, ...(resumes ? { resume: {} } : {}) } },
+      agentInfo: { name: "fake-agent", version: "0" },
+      authMethods: loginFile && terminalAuth ? [{ type: "terminal" as const, id: "fake-login", name: "Log in to the fake agent", args: ["--login"] }] : [],
+    };
+  })
   .onRequest(acp.methods.agent.session.new, ({ params }) => {
     const sessionId = `fake-${history.size + 1}-${Date.now()}`;
     history.set(sessionId, { cwd: params.cwd, prompts: [] });
     save();
+    keepSetup(sessionId, params);
     return { sessionId, modes, configOptions: configOptions() };
   })
   .onRequest(acp.methods.agent.session.list, () => ({
     sessions: [...history].map(([sessionId, h]) => ({ sessionId, cwd: h.cwd, title: h.prompts[0] ?? "(empty)" })),
   }))
   .onRequest(acp.methods.agent.session.load, async ({ params, client }) => {
+    keepSetup(params.sessionId, params);
     for (const text of history.get(params.sessionId)?.prompts ?? []) {
       await client.notify(acp.methods.client.session.update, { sessionId: params.sessionId, update: { sessionUpdate: "user_message_chunk", content: { type: "text", text } } });
       await client.notify(acp.methods.client.session.update, { sessionId: params.sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: "ok" } } });
@@ -49,7 +69,13 @@ acp
   })
   .onRequest(acp.methods.agent.session.resume, ({ params }) => {
     if (!history.has(params.sessionId)) throw acp.RequestError.resourceNotFound(params.sessionId);
+    keepSetup(params.sessionId, params);
     return { modes, configOptions: configOptions() };
+  })
+  .onRequest(acp.methods.agent.session.delete, ({ params }) => {
+    history.delete(params.sessionId);
+    save();
+    return {};
   })
   .onRequest(acp.methods.agent.session.setMode, ({ params }) => {
     modes.currentModeId = params.modeId;
@@ -61,12 +87,26 @@ acp
   })
   .onNotification(acp.methods.agent.session.cancel, ({ params }) => cancelled.get(params.sessionId)?.())
   .onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
-    const text = params.prompt.map((b) => (b.type === "text" ? b.text : "")).join("");
+    // The user's text is the first block; attachments and client notes follow it.
+    const first = params.prompt[0];
+    const text = first?.type === "text" ? first.text : "";
     const sessionId = params.sessionId;
     history.get(sessionId)?.prompts.push(text);
     save();
     const say = (t: string) => client.notify(acp.methods.client.session.update, { sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: t } } });
     if (text === "crash") process.exit(3);
+    if (loginFile && !existsSync(loginFile)) throw acp.RequestError.authRequired(undefined, "no key: log in first");
+    if (text === "blocks") {
+      await say(JSON.stringify(params.prompt.slice(1).map((b) => (b.type === "text" ? { type: b.type, text: b.text } : b.type === "resource_link" ? { type: b.type, uri: b.uri } : { type: b.type }))));
+      return { stopReason: "end_turn" as const };
+    }
+    if (text === "setup") {
+      await say(JSON.stringify(setups.get(sessionId) ?? null));
+      return { stopReason: "end_turn" as const };
+    }
+    if (text === "notice") {
+      await client.notify(acp.methods.client.session.update, { sessionId, update: { sessionUpdate: "notice", severity: "warning", title: "Heads up", description: "the context is nearly full" } });
+    }
     if (text === "hang") {
       await new Promise<void>((resolve) => cancelled.set(sessionId, resolve));
       return { stopReason: "cancelled" as const };

@@ -65,3 +65,52 @@ describe("terminal cards in the webview", () => {
     assert.deepEqual(view.cspErrors, []);
   });
 });
+
+describe("Code Mode programs in the webview", () => {
+  it("nests each sub-call's card under its program's card, with its own diff and approval", async () => {
+    const { page } = view;
+    const sub = (n: number, extra: Record<string, unknown>) => ({ toolCallId: `prog:code:${n}`, _meta: { acpBridge: { tool: "x" }, parentToolCallId: "prog" }, ...extra });
+    const list = "2 tool calls:\n1. ✓ Read notes.txt\n2. … Edit notes.txt (waiting)";
+    await postEvents(page, [
+      { type: "userPrompt", text: "tidy up" },
+      update({ sessionUpdate: "tool_call", toolCallId: "prog", title: "Read then edit", kind: "execute", status: "in_progress", content: [{ type: "content", content: { type: "text", text: "```typescript\nawait read({})\n```" } }] }),
+      update({ sessionUpdate: "tool_call", ...sub(1, { title: "Read notes.txt", kind: "read", status: "in_progress" }) }),
+      update({ sessionUpdate: "tool_call_update", toolCallId: "prog:code:1", status: "completed" }),
+      update({ sessionUpdate: "tool_call", ...sub(2, { title: "Edit notes.txt", kind: "edit", status: "pending", content: [{ type: "diff", path: "/ws/notes.txt", oldText: "beta\n", newText: "BETA\n" }] }) }),
+      update({ sessionUpdate: "tool_call_update", toolCallId: "prog", content: [{ type: "content", content: { type: "text", text: "```typescript\nawait read({})\n```" } }, { type: "content", content: { type: "text", text: list } }] }),
+      {
+        type: "permissionRequested",
+        requestId: "perm-nested",
+        toolCall: sub(2, { title: "Edit notes.txt", kind: "edit", content: [{ type: "content", content: { type: "text", text: "Asked by the program of `Read then edit` (call prog)." } }, { type: "diff", path: "/ws/notes.txt", oldText: "beta\n", newText: "BETA\n" }] }),
+        options: [
+          { optionId: "allow_once", name: "Allow once", kind: "allow_once" },
+          { optionId: "reject_once", name: "Reject", kind: "reject_once" },
+        ],
+      },
+    ]);
+    const program = page.locator('[id="card-prog"]');
+    const nested = program.locator(':scope > .card-children > article.card');
+    await nested.nth(1).locator(".perm-btn").first().waitFor({ timeout: 10_000 });
+    assert.deepEqual(await nested.evaluateAll((els) => els.map((e) => e.id)), ["card-prog:code:1", "card-prog:code:2"]);
+    assert.equal(await page.locator("#timeline > article.card").count(), 5, "the sub-calls are not top-level cards");
+    const edit = page.locator('[id="card-prog:code:2"]');
+    const classes = (await edit.getAttribute("class")) ?? "";
+    assert.match(classes, /\bnested\b/);
+    assert.match(classes, /\bawaiting\b/);
+    assert.equal(await edit.locator(".diff").count(), 1, "the nested edit shows its diff");
+    assert.doesNotMatch((await program.locator(":scope > .card-body").textContent()) ?? "", /tool calls:/, "the text list gives way to the nested cards");
+    assert.doesNotMatch((await edit.textContent()) ?? "", /Asked by the program/, "nested under the program already");
+    await page.screenshot({ path: shot("webview-code-mode"), fullPage: true });
+
+    // The program's card redrawn (its list updated) while the nested question has focus: focus stays.
+    await edit.locator(".perm-btn").first().focus();
+    await postEvents(page, [update({ sessionUpdate: "tool_call_update", toolCallId: "prog", title: "Read then edit (running)" })]);
+    await program.locator(".card-title", { hasText: "(running)" }).waitFor({ timeout: 5000 });
+    assert.equal(await page.evaluate(() => (document.activeElement as HTMLElement | null)?.dataset.optionId), "allow_once");
+
+    await edit.locator(".perm-btn", { hasText: "Allow once" }).click();
+    const sent = await page.evaluate(() => (window as unknown as { __sent: Array<Record<string, unknown>> }).__sent.filter((m) => m.type === "permission"));
+    assert.deepEqual(sent.at(-1), { type: "permission", requestId: "perm-nested", optionId: "allow_once" });
+    assert.deepEqual(view.cspErrors, []);
+  });
+});

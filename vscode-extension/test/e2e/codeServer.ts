@@ -13,10 +13,21 @@ const TOOLS = process.env.TOOLS_DIR ?? join(REPO, ".tools");
 const CODE_SERVER = join(TOOLS, "cs", "node_modules", ".bin", "code-server");
 const NODE24_BIN = join(TOOLS, "node24", "bin");
 
+export interface CodeServerOptions {
+  /** User data, extensions and logs (default artifacts/e2e/cs). */
+  data?: string;
+  /** The environment code-server and its extension host get, from this process's. */
+  env?: (env: NodeJS.ProcessEnv) => NodeJS.ProcessEnv;
+}
+
 export class CodeServer {
-  readonly data = join(ARTIFACTS, "e2e", "cs");
+  readonly data: string;
   readonly port = Number(process.env.CS_PORT ?? 18080);
   private child: ChildProcess | undefined;
+
+  constructor(private readonly options: CodeServerOptions = {}) {
+    this.data = options.data ?? join(ARTIFACTS, "e2e", "cs");
+  }
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`;
@@ -26,8 +37,13 @@ export class CodeServer {
     return ["--config", join(this.data, "config.yaml"), "--user-data-dir", join(this.data, "user"), "--extensions-dir", join(this.data, "ext")];
   }
 
+  get logFile(): string {
+    return this.options.data ? `${this.options.data}.log` : join(ARTIFACTS, "e2e", "code-server.log");
+  }
+
   private env(): NodeJS.ProcessEnv {
-    return { ...process.env, PATH: `${NODE24_BIN}:${process.env.PATH}` };
+    const env = this.options.env?.({ ...process.env }) ?? { ...process.env };
+    return { ...env, PATH: `${NODE24_BIN}:${env.PATH}` };
   }
 
   /** Fresh user data with the given user settings, and the .vsix installed. */
@@ -67,7 +83,7 @@ export class CodeServer {
   }
 
   async start(folder: string): Promise<void> {
-    const log = openSync(join(ARTIFACTS, "e2e", "code-server.log"), "a");
+    const log = openSync(this.logFile, "a");
     this.child = spawn(
       CODE_SERVER,
       [...this.args(), "--bind-addr", `127.0.0.1:${this.port}`, "--auth", "none", "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override", folder],
@@ -80,7 +96,7 @@ export class CodeServer {
       } catch {
         // not listening yet
       }
-      if (Date.now() > end || this.child.exitCode !== null) throw new Error(`code-server did not start; see ${join(ARTIFACTS, "e2e", "code-server.log")}`);
+      if (Date.now() > end || this.child.exitCode !== null) throw new Error(`code-server did not start; see ${this.logFile}`);
       await new Promise((r) => setTimeout(r, 200));
     }
   }

@@ -8,10 +8,11 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type AgentSpec, splitCommandLine } from "../../src/acp/agentSpec";
-import { AgentConnection } from "../../src/acp/connection";
+import { AgentConnection, type SessionSetup } from "../../src/acp/connection";
 import { TerminalManager } from "../../src/acp/terminals";
 import { sliceLines } from "../../src/acp/textLines";
 import { PermissionBroker } from "../../src/permissions";
+import { QuestionBroker } from "../../src/questions";
 import { SessionStore } from "../../src/store";
 
 export const EXT_DIR = resolve(fileURLToPath(new URL("../..", import.meta.url)));
@@ -45,6 +46,7 @@ export interface Harness {
   conn: AgentConnection;
   store: SessionStore;
   permissions: PermissionBroker;
+  questions: QuestionBroker;
   /** The session this harness works on: a new one from connect(), else set by the test. */
   sessionId: string;
   writes: string[];
@@ -56,6 +58,7 @@ export interface Harness {
 export async function open(spec: AgentSpec): Promise<Harness> {
   const store = new SessionStore(spec.name);
   const permissions = new PermissionBroker(store, undefined);
+  const questions = new QuestionBroker(store);
   const terminals = new TerminalManager({
     started: (terminalId, command, c) => store.dispatch({ type: "terminalStarted", terminalId, command, cwd: c }),
     output: (terminalId, data) => store.dispatch({ type: "terminalOutput", terminalId, data }),
@@ -68,6 +71,7 @@ export async function open(spec: AgentSpec): Promise<Harness> {
     {
       onUpdate: (n, t0) => store.dispatch({ type: "update", update: n.update }, t0),
       requestPermission: (p, signal) => permissions.request(p, signal),
+      elicit: (p, signal) => questions.request(p, signal),
       readTextFile: async (p) => ({ content: sliceLines(readFileSync(p.path, "utf8"), p.line, p.limit) }),
       writeTextFile: async (p) => {
         writes.push(p.path);
@@ -81,6 +85,7 @@ export async function open(spec: AgentSpec): Promise<Harness> {
     conn,
     store,
     permissions,
+    questions,
     sessionId: "",
     writes,
     stderr: () => stderr,
@@ -91,10 +96,10 @@ export async function open(spec: AgentSpec): Promise<Harness> {
   };
 }
 
-/** open() plus a new session in `cwd`, as the extension starts one. */
-export async function connect(spec: AgentSpec, cwd: string): Promise<Harness> {
+/** open() plus a new session in `cwd` (with `setup`: MCP servers, extra roots), as the extension starts one. */
+export async function connect(spec: AgentSpec, cwd: string, setup: SessionSetup = {}): Promise<Harness> {
   const h = await open(spec);
-  const { sessionId } = await h.conn.newSession(cwd);
+  const { sessionId } = await h.conn.newSession(cwd, setup);
   h.sessionId = sessionId;
   h.store.dispatch({ type: "sessionStarted", sessionId, cwd });
   return h;

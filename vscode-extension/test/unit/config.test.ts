@@ -49,6 +49,24 @@ describe("agent settings", () => {
     expect(resolveAgent("acp-bridge", "/ws", "/storage/sessions").args).toEqual(["serve"]);
   });
 
+  it('acpBridge.rememberAlways = project keeps "always" answers per project: --remember project', () => {
+    settings({ pythonCommand: "py", rememberAlways: "project" });
+    expect(resolveAgent("acp-bridge", "/ws", "/s").args).toEqual(["-m", "acp_bridge", "serve", "--state-dir", "/s", "--remember", "project"]);
+    settings({ pythonCommand: "py", rememberAlways: "project", bridgeArgs: ["--remember=session"] });
+    expect(resolveAgent("acp-bridge", "/ws").args).toEqual(["-m", "acp_bridge", "serve", "--remember=session"]);
+    settings({ pythonCommand: "py", rememberAlways: "session" });
+    expect(resolveAgent("acp-bridge", "/ws").args).not.toContain("--remember");
+  });
+
+  it("runs the bridge the extension installed, unless acp.pythonCommand names another Python", () => {
+    settings({});
+    expect(resolveAgent("acp-bridge", "/ws", undefined, "/storage/bridge-venv/bin/python").command).toBe("/storage/bridge-venv/bin/python");
+    settings({ pythonCommand: "python3" });
+    expect(resolveAgent("acp-bridge", "/ws", undefined, "/storage/bridge-venv/bin/python").command).toBe("/storage/bridge-venv/bin/python");
+    settings({ pythonCommand: "/opt/py/bin/python" });
+    expect(resolveAgent("acp-bridge", "/ws", undefined, "/storage/bridge-venv/bin/python").command).toBe("/opt/py/bin/python");
+  });
+
   it("splits a command line with quotes", () => {
     expect(splitCommandLine(`python -m "acp bridge" 'x y'`)).toEqual(["python", "-m", "acp bridge", "x y"]);
   });

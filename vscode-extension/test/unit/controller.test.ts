@@ -1,4 +1,5 @@
-import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { build } from "esbuild";
@@ -8,6 +9,7 @@ import { TerminalManager } from "../../src/acp/terminals";
 import { type ControllerDeps, type KeyValueStore, SessionController } from "../../src/controller";
 import { SessionArchive } from "../../src/sessionArchive";
 import { PermissionBroker } from "../../src/permissions";
+import { QuestionBroker } from "../../src/questions";
 import { pickHistory } from "../../src/pickers";
 import { SessionStore } from "../../src/store";
 
@@ -25,7 +27,7 @@ function controller(historyDir?: string, extra: Partial<ControllerDeps> = {}) {
   const store = new SessionStore();
   const output = { append: vi.fn(), appendLine: vi.fn(), show: vi.fn() } as unknown as vscode.OutputChannel;
   const permissions = new PermissionBroker(store, undefined);
-  const c = new SessionController({ store, permissions, terminals: new TerminalManager(), output, version: "0", historyDir, ...extra });
+  const c = new SessionController({ store, permissions, questions: new QuestionBroker(store), terminals: new TerminalManager(), output, version: "0", historyDir, ...extra });
   return { c, store, output };
 }
 
@@ -223,5 +225,129 @@ describe("session controller", () => {
     expect(store.state.connection.status).toBe("crashed");
     expect(store.state.connection.error).toMatch(/cannot start agent "nope"/);
     expect(store.state.timeline.at(-1)).toMatchObject({ type: "notice", severity: "error" });
+  });
+
+  it("an agent that wants a login: the view offers its terminal method, which runs the agent's own command with its args; then prompts work", async () => {
+    const marker = join(mkdtempSync(join(tmpdir(), "acp-login-")), "logged-in");
+    const settings = { agent: "fake", agents: [{ name: "fake", command: process.execPath, args: [agentJs], env: { FAKE_AGENT_LOGIN: marker } }] };
+    await withSettings(settings, async () => {
+      const ran: string[][] = [];
+      // The terminal, as a plain process: the same command line VS Code's terminal would run.
+      const runInTerminal = vi.fn(async (inv: { command: string; args: string[]; env: Record<string, string> }) => {
+        ran.push([inv.command, ...inv.args]);
+        const child = spawn(inv.command, inv.args, { env: { ...process.env, ...inv.env }, stdio: "ignore" });
+        return new Promise<number | undefined>((r) => child.once("exit", (code) => r(code ?? undefined)));
+      });
+      const warn = vi.mocked(vscode.window.showWarningMessage).mockResolvedValue(undefined as never);
+      const { c, store } = controller(undefined, { runInTerminal });
+      await c.prompt("hello");
+      expect(store.state.auth).toMatchObject({ message: expect.stringContaining("log in first"), methods: [{ id: "fake-login", name: "Log in to the fake agent" }] });
+      expect(store.state.timeline.some((i) => i.type === "notice")).toBe(false);
+      expect(warn).toHaveBeenCalledWith(expect.stringContaining("needs you to log in"), "Log in");
+      await c.login("fake-login");
+      expect(ran).toEqual([[process.execPath, agentJs, "--login"]]);
+      expect(existsSync(marker)).toBe(true);
+      expect(store.state.auth).toBeUndefined();
+      await c.prompt("hello again");
+      expect(store.state.stopReason).toBe("end_turn");
+      warn.mockClear();
+      await c.dispose();
+    });
+  });
+
+  it("a failed login keeps the login banner and says why", async () => {
+    const settings = { agent: "fake", agents: [{ name: "fake", command: process.execPath, args: [agentJs], env: { FAKE_AGENT_LOGIN: join(tmpdir(), "acp-never-created", "x") } }] };
+    await withSettings(settings, async () => {
+      const warn = vi.mocked(vscode.window.showWarningMessage).mockResolvedValue(undefined as never);
+      const { c, store } = controller(undefined, { runInTerminal: async () => 1 });
+      await c.prompt("hello");
+      await c.login();
+      expect(store.state.auth).toMatchObject({ running: false, methods: [{ id: "fake-login" }] });
+      expect(warn).toHaveBeenLastCalledWith("The login did not complete (exit status 1).");
+      warn.mockClear();
+      await c.dispose();
+    });
+  });
+
+  it("shows the agent's notices as toasts at their severity", async () => {
+    const warn = vi.mocked(vscode.window.showWarningMessage).mockResolvedValue(undefined as never);
+    const { c } = controller();
+    await c.prompt("notice");
+    expect(warn).toHaveBeenCalledWith("ACP agent: Heads up: the context is nearly full");
+    warn.mockClear();
+    await c.dispose();
+  });
+
+  it("opens sessions with the workspace's .vscode/mcp.json and the setting's MCP servers (saying which it left out) and the other folders as extra roots", async () => {
+    const ws = mkdtempSync(join(tmpdir(), "acp-ws-"));
+    mkdirSync(join(ws, ".vscode"));
+    writeFileSync(
+      join(ws, ".vscode", "mcp.json"),
+      JSON.stringify({ servers: { files: { type: "stdio", command: "node", args: ["${workspaceFolder}/s.js"], env: { A: "1" } }, gh: { command: "gh", env: { T: "${input:token}" } }, web: { type: "http", url: "http://127.0.0.1:9/mcp" } } }),
+    );
+    const settings = { agent: "fake", agents: [{ name: "fake", command: process.execPath, args: [agentJs] }], mcpServers: { extra: { command: "extra-server" } } };
+    const workspace = vscode.workspace as unknown as { setWorkspaceFolders(f: unknown): void };
+    const second = mkdtempSync(join(tmpdir(), "acp-ws2-"));
+    workspace.setWorkspaceFolders([
+      { uri: vscode.Uri.file(ws), name: "ws", index: 0 },
+      { uri: vscode.Uri.file(second), name: "ws2", index: 1 },
+    ]);
+    try {
+      await withSettings(settings, async () => {
+        const { c, store } = controller();
+        await c.prompt("setup");
+        const agent = store.state.timeline.find((i) => i.type === "agent");
+        const got = JSON.parse(agent && agent.type === "agent" ? agent.text : "null") as { mcpServers: unknown[]; additionalDirectories: unknown };
+        expect(got.additionalDirectories).toEqual([second]);
+        expect(got.mcpServers).toEqual([
+          { name: "files", command: "node", args: [`${ws}/s.js`], env: [{ name: "A", value: "1" }] },
+          { name: "extra", command: "extra-server", args: [], env: [] },
+        ]);
+        const notes = store.state.timeline.flatMap((i) => (i.type === "notice" ? [i.text] : []));
+        expect(notes).toEqual([expect.stringMatching(/^MCP server "gh" .* not started: .*\$\{input:token\}/), expect.stringMatching(/^MCP server "web" was not passed on: fake does not take http MCP servers/)]);
+        await c.dispose();
+      });
+    } finally {
+      workspace.setWorkspaceFolders(undefined);
+    }
+  });
+
+  it("deletes a stored session (the open one: a new session takes its place); renaming needs the bridge's method", async () => {
+    await withSettings(persistentFake(), async () => {
+      const mem = memory();
+      const archive = new SessionArchive(mkdtempSync(join(tmpdir(), "acp-views-")));
+      const { c, store } = controller(undefined, { memory: mem, archive });
+      await c.prompt("to be deleted");
+      const id = store.state.sessionId!;
+      await archive.recordAnswer(id, "call", { label: "Allowed once" });
+      await c.deleteSession(id);
+      expect(store.state.sessionId).not.toBe(id);
+      expect((await c.connection!.listSessions(c.cwd)).sessions.map((s) => s.sessionId)).not.toContain(id);
+      expect(await archive.answers(id)).toEqual({});
+      expect(mem.get("acp.lastSession")).toBeUndefined();
+      const info = vi.mocked(vscode.window.showInformationMessage).mockResolvedValue(undefined as never);
+      await c.renameSession("New name");
+      expect(info).toHaveBeenCalledWith('ACP agent "fake" cannot rename sessions.');
+      info.mockClear();
+      await c.dispose();
+    });
+  });
+
+  it("sends what the user attached after the text, as the agent takes it, and shows it on the prompt", async () => {
+    const { c, store } = controller();
+    const selection = { type: "resource" as const, resource: { uri: "file:///ws/a.py#L1-2", mimeType: "text/x-python", text: "x = 1" } };
+    const image = { type: "image" as const, mimeType: "image/png", data: "AAAA", uri: "file:///ws/p.png" };
+    const link = { type: "resource_link" as const, uri: "file:///ws/b.py", name: "b.py" };
+    await c.prompt("blocks", [selection, image, link]);
+    const agent = store.state.timeline.find((i) => i.type === "agent");
+    // The fake agent takes neither embedded context nor images (ACP's baseline: text and links).
+    expect(JSON.parse(agent && agent.type === "agent" ? agent.text : "null")).toEqual([
+      { type: "text", text: "file:///ws/a.py#L1-2:\n```\nx = 1\n```" },
+      { type: "resource_link", uri: "file:///ws/b.py" },
+    ]);
+    const user = store.state.timeline.find((i) => i.type === "user");
+    expect(user && user.type === "user" && user.blocks.map((b) => b.type)).toEqual(["text", "resource_link"]);
+    expect(store.state.timeline.some((i) => i.type === "notice" && /Not sent: p\.png/.test(i.text))).toBe(true);
+    await c.dispose();
   });
 });

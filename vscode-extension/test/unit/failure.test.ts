@@ -16,6 +16,13 @@ describe("an agent that stopped, said so the user can act", () => {
     expect(f.cause).toBe("/usr/bin/python3: No module named acp_bridge");
     expect(f.fix).toMatch(/python3 -m pip install/);
     expect(f.setting).toBe("acp.pythonCommand");
+    expect(f.install).toBe(true);
+  });
+
+  it("offers the one-click install for the built-in bridge only", () => {
+    expect(describeFailure({ agentName: "acp-bridge", command: "python3", builtin: true, message: 'cannot start agent "acp-bridge" (python3): spawn python3 ENOENT' }).install).toBe(true);
+    expect(describeFailure({ ...noModule, builtin: false }).install).toBe(false);
+    expect(describeFailure({ agentName: "a", command: "a", builtin: true, message: "exited with code 3" }).install).toBeUndefined();
   });
 
   it("the notification keeps the cause on its one line (it used to stop at the first line break)", () => {

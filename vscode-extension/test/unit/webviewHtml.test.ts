@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { COMMANDS, CONTAINER_ID, VIEW_ID } from "../../src/ids";
+import { COMMANDS, CONTAINER_ID, RULES_VIEW_ID, VIEW_ID } from "../../src/ids";
 import { newNonce, webviewHtml } from "../../src/webviewHtml";
 
 describe("webview HTML", () => {
@@ -25,6 +25,7 @@ describe("identifiers", () => {
   const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8"));
   it("the view and container ids match package.json", () => {
     expect(pkg.contributes.views[CONTAINER_ID][0].id).toBe(VIEW_ID);
+    expect(pkg.contributes.views[CONTAINER_ID][1].id).toBe(RULES_VIEW_ID);
   });
   it("every command the code registers is contributed", () => {
     const contributed = pkg.contributes.commands.map((c: { command: string }) => c.command);
