@@ -10,7 +10,7 @@ session.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -70,13 +70,8 @@ class ToolResultEvent:
             "type": self.type,
             "callId": self.call_id,
             "name": self.name,
-            "content": [b.to_json() for b in self.content],
-            "isError": self.is_error,
+            **_outcome_json(self.content, self.is_error, self.error, self.meta),
         }
-        if self.error is not None:
-            out["error"] = self.error.to_json()
-        if self.meta is not None:
-            out["meta"] = thaw(self.meta)
         return out
 
     @staticmethod
@@ -132,13 +127,8 @@ class CodeDispatchEvent:
             "callId": self.call_id,
             "name": self.name,
             "arguments": thaw(self.arguments),
-            "content": [b.to_json() for b in self.content],
-            "isError": self.is_error,
+            **_outcome_json(self.content, self.is_error, self.error, self.meta),
         }
-        if self.error is not None:
-            out["error"] = self.error.to_json()
-        if self.meta is not None:
-            out["meta"] = thaw(self.meta)
         return out
 
     @staticmethod
@@ -155,6 +145,18 @@ class CodeDispatchEvent:
             _error_from_json(raw.get("error")),
             snapshot(raw.get("meta")),
         )
+
+
+def _outcome_json(
+    content: Sequence[ContentBlock], is_error: bool, error: ToolFailureInfo | None, meta: JsonValue
+) -> dict[str, Any]:
+    """The stored form of a settled call's outcome (shared by `tool/result` and `tool/code-dispatch`)."""
+    out: dict[str, Any] = {"content": [b.to_json() for b in content], "isError": is_error}
+    if error is not None:
+        out["error"] = error.to_json()
+    if meta is not None:
+        out["meta"] = thaw(meta)
+    return out
 
 
 def _error_from_json(err: Any) -> ToolFailureInfo | None:
