@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -254,29 +254,26 @@ class Connection:
 
     async def list_tools(self) -> list[dict[str, Any]]:
         session = self._require()
-        tools: list[dict[str, Any]] = []
-        cursor: str | None = None
-        for _ in range(MAX_PAGES):
-            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-            page = await self._request(session.list_tools(params=params))
-            tools += [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in page.tools]
-            cursor = page.next_cursor
-            if not cursor:
-                break
-        return tools
+        return await self._all_pages(session.list_tools, lambda page: page.tools)
 
     async def list_prompts(self) -> list[dict[str, Any]]:
         session = self._require()
-        prompts: list[dict[str, Any]] = []
+        return await self._all_pages(session.list_prompts, lambda page: page.prompts)
+
+    async def _all_pages(
+        self, request: Callable[..., Awaitable[Any]], items: Callable[[Any], Iterable[Any]]
+    ) -> list[dict[str, Any]]:
+        """Every item of a paginated list request (at most `MAX_PAGES` pages), as plain JSON."""
+        listed: list[dict[str, Any]] = []
         cursor: str | None = None
         for _ in range(MAX_PAGES):
             params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-            page = await self._request(session.list_prompts(params=params))
-            prompts += [p.model_dump(mode="json", by_alias=True, exclude_none=True) for p in page.prompts]
+            page = await self._request(request(params=params))
+            listed += [item.model_dump(mode="json", by_alias=True, exclude_none=True) for item in items(page)]
             cursor = page.next_cursor
             if not cursor:
                 break
-        return prompts
+        return listed
 
     async def call_tool(
         self, name: str, arguments: Mapping[str, Any], on_progress: ProgressFn | None = None

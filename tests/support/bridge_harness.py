@@ -145,7 +145,6 @@ class Bridge:
         proc: asyncio.subprocess.Process,
         client: RecordingClient,
         stderr_path: Path,
-        unstable: bool = False,
     ) -> None:
         self.proc = proc
         self.client = client
@@ -157,8 +156,7 @@ class Bridge:
         self._sdk_reader = asyncio.StreamReader(limit=LINE_LIMIT)
         assert proc.stdin is not None
         # The SDK also serves the client methods it counts as unstable (elicitation/create), as the
-        # bridge's own clients do; `unstable` is kept for callers that say so explicitly.
-        del unstable
+        # bridge's own clients do.
         self.conn = ClientSideConnection(client, proc.stdin, self._sdk_reader, use_unstable_protocol=True)
         self._changed = asyncio.Event()
         self.survivors: list[psutil.Process] = []
@@ -175,7 +173,6 @@ class Bridge:
         env: Mapping[str, str] | None = None,
         pythonpath: Iterable[Path] = (),
         stderr_path: Path | None = None,
-        unstable: bool = False,
     ) -> Bridge:
         argv = [sys.executable, "-m", "acp_bridge", "serve"]
         if model is not None:
@@ -202,7 +199,7 @@ class Bridge:
             )
         finally:
             os.close(err_fd)
-        return cls(proc, client or RecordingClient(), err_path, unstable)
+        return cls(proc, client or RecordingClient(), err_path)
 
     async def _tap(self) -> None:
         assert self.proc.stdout is not None

@@ -138,7 +138,7 @@ async def test_a_servers_question_reaches_the_editor_as_acp_elicitation(
     call = {"id": "q1", "name": "mcp__bench__ask", "arguments": {}}
     script = write_script(tmp_path / "s.json", [[{"tool_calls": [call]}, {"text": "ok"}]])
     client = ElicitingClient()
-    bridge = await bridges("--allow-tool", "mcp__bench__ask", model=script, client=client, unstable=True)
+    bridge = await bridges("--allow-tool", "mcp__bench__ask", model=script, client=client)
     caps = schema.ClientCapabilities(
         elicitation=schema.ElicitationCapabilities(form=schema.ElicitationFormCapabilities())
     )
