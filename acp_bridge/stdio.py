@@ -65,8 +65,11 @@ def encode_frame(message: Mapping[str, Any]) -> bytes:
     """One newline-delimited JSON frame."""
     # `default=str` so an exotic value in an error's data can never kill the writer; "replace" because a
     # lone surrogate (from undecodable tool output) is not encodable as UTF-8.
-    text = json.dumps(message, ensure_ascii=False, separators=(",", ":"), default=str)
-    return text.encode("utf-8", "replace") + b"\n"
+    return _encode(message).encode("utf-8", "replace") + b"\n"
+
+
+# One encoder for every frame: `json.dumps` with options builds a new one per call.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
 
 
 class _WriteProtocol(asyncio.BaseProtocol):

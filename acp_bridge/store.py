@@ -33,6 +33,8 @@ from .errors import quoted
 from .session_log import SessionHeader, SessionInfoChanged
 
 log = logging.getLogger(__name__)
+# Built once (every event of every session passes here): `json.dumps` with options builds one per call.
+_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
 
 SESSION_ID = re.compile(r"^sess_[0-9a-f]{32}$")
 INFO_SUFFIX = ".info.json"
@@ -94,7 +96,7 @@ class SessionStore:
                 self.root.mkdir(parents=True, exist_ok=True)
                 handle = open(self._path(session_id), "a", encoding="utf-8")  # noqa: SIM115 - kept open
                 self._files[session_id] = handle
-            handle.write(json.dumps(event, ensure_ascii=False, separators=(",", ":"), default=str) + "\n")
+            handle.write(_encode(event) + "\n")
             handle.flush()
         except (OSError, ValueError) as exc:
             log.warning("session log of %s not written: %s", session_id, exc)

@@ -860,6 +860,8 @@ async def _close_stream(stream: AsyncIterator[StepEvent]) -> None:
     than by the garbage collector. Shielded, because it runs while the step's scope is cancelled (anyio
     would cancel the close too), and bounded by `STREAM_CLOSE_DEADLINE_S`, because a cancel must not wait
     on a server that does not answer."""
+    if getattr(stream, "ag_frame", True) is None:
+        return  # an async generator that ran to its end: nothing to release (the usual step)
     aclose = getattr(stream, "aclose", None)  # every async generator has it; `AsyncIterator` need not
     if aclose is not None:
         with anyio.move_on_after(STREAM_CLOSE_DEADLINE_S, shield=True):

@@ -355,7 +355,7 @@ def open_regular(
     except BaseException:
         os.close(fd)
         raise
-    return os.fdopen(fd, "rb"), info
+    return open(fd, "rb"), info  # `os.fdopen` is a Python wrapper around the same call
 
 
 def load_from_disk(path: str, display: str, landing: Landing | None = None) -> TextDocument | None:

@@ -80,11 +80,19 @@ class _Deadlines:
 _by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Deadlines] = weakref.WeakKeyDictionary()
 
 
+# The last loop's table, found without a weak-dict look-up: one loop runs every call of a bridge (it
+# keeps at most one closed loop alive).
+_last: list[_Deadlines] = []
+
+
 def _deadlines() -> _Deadlines:
     loop = asyncio.get_running_loop()
+    if _last and _last[0]._loop is loop:
+        return _last[0]
     deadlines = _by_loop.get(loop)
     if deadlines is None:
         deadlines = _by_loop[loop] = _Deadlines(loop)
+    _last[:] = [deadlines]
     return deadlines
 
 

@@ -37,7 +37,7 @@ import copy
 import json
 import os
 import re
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Final, Literal
 
@@ -388,11 +388,10 @@ class ScriptedBackend:
             )
             for call in step.tool_calls
         )
-        answer = (step.thought or "") + (step.text or "") + "".join(c.name + str(c.arguments) for c in calls)
         yield StepComplete(
             tool_calls=calls,
             finish_reason="tool_calls" if step.tool_calls else "stop",
-            usage=self._usage(request, answer, step.usage),
+            usage=self._usage(request, lambda: _answer_text(step, calls), step.usage),
         )
 
     async def _summary(self, request: StepRequest) -> AsyncIterator[StepEvent]:
@@ -408,10 +407,13 @@ class ScriptedBackend:
             if index:
                 await self._pause()
             yield TextDelta(chunk)
-        yield StepComplete(finish_reason="stop", usage=self._usage(request, text, None))
+        yield StepComplete(finish_reason="stop", usage=self._usage(request, lambda: text, None))
 
-    def _usage(self, request: StepRequest, answer: str, scripted: ScriptUsage | None) -> Usage | None:
-        """The step's scripted usage, else the estimate when the script asks for one, else none."""
+    def _usage(
+        self, request: StepRequest, answer: Callable[[], str], scripted: ScriptUsage | None
+    ) -> Usage | None:
+        """The step's scripted usage, else the estimate when the script asks for one, else none. `answer`
+        builds the step's text only for an estimate: nobody measures it otherwise."""
         if scripted is not None:
             return Usage(
                 input_tokens=scripted.input_tokens,
@@ -425,7 +427,7 @@ class ScriptedBackend:
         sent += "".join(
             tool.name + tool.description + json.dumps(dict(tool.parameters)) for tool in request.tools
         )
-        input_tokens, output_tokens = estimate_tokens(sent), estimate_tokens(answer)
+        input_tokens, output_tokens = estimate_tokens(sent), estimate_tokens(answer())
         return Usage(
             input_tokens=input_tokens, output_tokens=output_tokens, total_tokens=input_tokens + output_tokens
         )
@@ -611,3 +613,8 @@ DEMO_SCRIPT: Final[dict[str, Any]] = {
         },
     ]
 }
+
+
+def _answer_text(step: ScriptStep, calls: tuple[ToolCallRequest, ...]) -> str:
+    """What a step answers, as the token estimate counts it."""
+    return (step.thought or "") + (step.text or "") + "".join(c.name + str(c.arguments) for c in calls)
