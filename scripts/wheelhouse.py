@@ -216,14 +216,15 @@ def applies(pin: Pin, version: str) -> bool:
 
 def download(directory: Path, version: str, pins: list[Pin], *, hashed: bool) -> None:
     """`pip download` of exactly `pins` for Python `version` on this platform: wheels only, no
-    dependency resolution (the list is the whole set). A wheel already there with the right hash is kept."""
+    dependency resolution (the list is the whole set). A wheel already there with the right hash is kept.
+    Errors only (-qq): pip configurations that name local indexes warn once per package otherwise."""
     if not pins:
         return
     with tempfile.NamedTemporaryFile("w", suffix=".txt", encoding="utf-8", delete=False) as requirements:
         requirements.write("\n".join(p.line() for p in pins) + "\n")
     try:
         command = [
-            sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-input",
+            sys.executable, "-m", "pip", "download", "-qq", "--disable-pip-version-check", "--no-input",
             "--no-deps", "--only-binary=:all:", "--python-version", version, "--dest", str(directory),
             *(["--require-hashes"] if hashed else []),
             "-r", requirements.name,
