@@ -78,8 +78,10 @@ def main() -> int:
     args.dir.mkdir(parents=True, exist_ok=True)
     stamp_path.unlink(missing_ok=True)
     for version in versions:
-        download(args.dir, version, [p for p in pins if applies(p, version)], hashed=True)
-        download(args.dir, version, build, hashed=False)
+        download(
+            args.dir, version, "uv.lock's runtime set", [p for p in pins if applies(p, version)], hashed=True
+        )
+        download(args.dir, version, "the build backend", build, hashed=False)
     removed = prune(args.dir, [*pins, *build])
     stamp_path.write_text(wanted.text(), encoding="utf-8")
     count = sum(1 for _ in args.dir.glob("*.whl"))
@@ -214,7 +216,7 @@ def applies(pin: Pin, version: str) -> bool:
     return Marker(pin.marker).evaluate(environment)
 
 
-def download(directory: Path, version: str, pins: list[Pin], *, hashed: bool) -> None:
+def download(directory: Path, version: str, what: str, pins: list[Pin], *, hashed: bool) -> None:
     """`pip download` of exactly `pins` for Python `version` on this platform: wheels only, no
     dependency resolution (the list is the whole set). A wheel already there with the right hash is kept.
     Errors only (-qq): pip configurations that name local indexes warn once per package otherwise."""
@@ -229,7 +231,7 @@ def download(directory: Path, version: str, pins: list[Pin], *, hashed: bool) ->
             *(["--require-hashes"] if hashed else []),
             "-r", requirements.name,
         ]  # fmt: skip
-        print(f"wheelhouse: {len(pins)} wheels for Python {version} from PyPI", file=sys.stderr)
+        print(f"wheelhouse: Python {version}: {what} ({len(pins)}) from PyPI", file=sys.stderr)
         # The index is the point here, whatever a caller's environment says for the tests.
         env = {k: v for k, v in os.environ.items() if k not in ("PIP_NO_INDEX", "PIP_FIND_LINKS")}
         done = subprocess.run(command, env=env, timeout=DOWNLOAD_TIMEOUT_S, check=False)
