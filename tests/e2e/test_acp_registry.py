@@ -37,17 +37,9 @@ from .conftest import (
 ENTRY = REPO / "packaging" / "acp-registry"
 ANSWER_TIMEOUT_S = 120
 # What the registry's auth check passes to the agent (client.py, AGENT_ENV_PASSTHROUGH), besides a fresh
-# HOME (uv's cache is this user's, so a run reuses uv's downloads), and this suite's guard against
-# reaching a package index (conftest.no_index_env).
-PASSTHROUGH = (
-    "CI",
-    "PATH",
-    "SSL_CERT_DIR",
-    "SSL_CERT_FILE",
-    "TMPDIR",
-    "UV_COMPILE_BYTECODE",
-    *no_index_env(),
-)
+# HOME (uv's cache is this user's, so a run reuses uv's downloads). This suite's guard against reaching
+# a package index (conftest.no_index_env) goes along.
+PASSTHROUGH = ("CI", "PATH", "SSL_CERT_DIR", "SSL_CERT_FILE", "TMPDIR", "UV_COMPILE_BYTECODE")
 # The distribution names and registry ids unrelated projects already hold.
 TAKEN = {"acp-bridge"}
 # The registry CI's `initialize` params (client.py, run_auth_check).
@@ -110,7 +102,8 @@ def test_the_icon_is_16_by_16_and_drawn_in_current_color_only() -> None:
 def _initialize(argv: list[str], home: Path, params: dict[str, Any], uv_cache: str) -> dict[str, Any]:
     """Start `argv` as the registry CI does (its environment, a fresh HOME), send `initialize`, return
     the answer's `result`."""
-    env = {name: value for name, value in clean_env().items() if name in PASSTHROUGH}
+    guard = no_index_env()
+    env = {name: value for name, value in clean_env().items() if name in PASSTHROUGH or name in guard}
     env.update(HOME=str(home), TERM="dumb", UV_PYTHON_DOWNLOADS="never", UV_CACHE_DIR=uv_cache)
     proc = subprocess.Popen(
         argv, cwd=home, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
