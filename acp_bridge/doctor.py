@@ -142,7 +142,7 @@ def check_command() -> Check:
         "acp-bridge command",
         "warning",
         f"`acp-bridge` is not on PATH{where}",
-        fix="give editors the full path, or `uvx acp-bridge` as the command, or put its folder on PATH",
+        fix="give editors the full path, or `uvx acp-bridge-agent` as the command, or put its folder on PATH",
         required=False,
     )
 

@@ -3,15 +3,19 @@ the clean-machine checks: the wheel, built once per session from a copy of the c
 files, and environments that share nothing with the checkout (another folder, no PYTHONPATH, no virtual
 environment of the checkout's on PATH, no API key).
 
-Downloads are cached across runs where pip and uv keep them anyway (the user's cache folders), so only a
-first run on a machine pays for them.
+Those checks reach no package index: the build backend and the wheel's dependencies come from the
+wheelhouse that `make wheelhouse` (part of `make test`) downloads once per uv.lock
+(scripts/wheelhouse.py), and every child runs with pip and uv told to use no index and with its proxies
+pointing at a 127.0.0.1 port that refuses connections, so an install that tried PyPI anyway fails.
 """
 
 from __future__ import annotations
 
+import functools
 import glob
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -26,6 +30,10 @@ __all__ = ["bridges", "compiled_packages", "workspace"]
 
 REPO = Path(__file__).resolve().parents[2]
 BUILD_TIMEOUT_S = 300
+WHEELHOUSE = REPO / ".cache" / "wheelhouse"
+# The Pythons the wheel runs on in these tests (the oldest and the newest supported).
+WHEEL_PYTHONS = ("3.11", "3.13")
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 
 
 def uv_executable() -> str | None:
@@ -65,9 +73,41 @@ def python_executable(version: str) -> str | None:
     return None
 
 
+@functools.cache
+def _refusing_socket() -> socket.socket:
+    """A 127.0.0.1 port that is bound for this whole test session and never listened on: a connection
+    to it is refused at once, and no other program can take the port meanwhile."""
+    held = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    held.bind(("127.0.0.1", 0))
+    return held
+
+
+def refusing_proxy() -> str:
+    port = _refusing_socket().getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def no_index_env() -> dict[str, str]:
+    """Installs from the wheelhouse only, and proof of it. pip: no index, the wheelhouse as its links.
+    uv: offline (it reads no variable for `--no-index`, which the commands here pass), the same links.
+    Anything that tries the network anyway goes to a proxy that refuses; only loopback goes direct."""
+    env = {
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(WHEELHOUSE),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "UV_OFFLINE": "1",
+        "UV_FIND_LINKS": str(WHEELHOUSE),
+        "UV_PYTHON_DOWNLOADS": "never",  # only this machine's interpreters
+        "NO_PROXY": "127.0.0.1,localhost,::1",
+        "no_proxy": "127.0.0.1,localhost,::1",
+    }
+    env.update(dict.fromkeys(PROXY_VARIABLES, refusing_proxy()))
+    return env
+
+
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """This process's environment without what would lead a child back to the checkout or its virtual
-    environment, and without API keys."""
+    environment, without API keys, and with no way to a package index (no_index_env)."""
     venv_bin = str(Path(sys.executable).parent)
     env = {
         k: v
@@ -75,7 +115,7 @@ def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
         if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME", "UV_PROJECT_ENVIRONMENT", *SECRET_ENV_VARS)
     }
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if p and p != venv_bin)
-    env["UV_PYTHON_DOWNLOADS"] = "never"  # only this machine's interpreters
+    env.update(no_index_env())
     # uvx's environments get bytecode as pip's do (PYTHONDONTWRITEBYTECODE would recompile every run).
     env["UV_COMPILE_BYTECODE"] = "1"
     env["NO_COLOR"] = "1"
@@ -89,6 +129,30 @@ def uv() -> str:
     if found is None:
         pytest.skip("uv is not installed (`make setup` installs it with the dev extra)")
     return found
+
+
+@pytest.fixture(scope="session")
+def wheelhouse() -> Path:
+    """The wheelhouse, complete for uv.lock and WHEEL_PYTHONS; else the test fails saying to run
+    `make wheelhouse` (a missing download is a set-up step not taken, not a reason to skip)."""
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "wheelhouse.py"), "--check", "--dir", str(WHEELHOUSE),
+         *(f"--python={version}" for version in WHEEL_PYTHONS)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )  # fmt: skip
+    if done.returncode != 0:
+        pytest.fail(
+            done.stderr.strip() or f"scripts/wheelhouse.py --check: exit {done.returncode}", pytrace=False
+        )
+    return WHEELHOUSE
+
+
+def no_index_args(wheelhouse: Path) -> list[str]:
+    """uv's options for the wheelhouse and nothing else."""
+    return ["--no-index", "--find-links", str(wheelhouse)]
 
 
 @pytest.fixture(scope="session")
@@ -125,11 +189,11 @@ def wheel_source(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return source
 
 
-def build_wheel(uv: str, source: Path, out: Path) -> Path:
+def build_wheel(uv: str, source: Path, out: Path, wheelhouse: Path) -> Path:
     """`uv build` (the sdist, then the wheel from the sdist), as `make wheel` does, with a fixed
-    SOURCE_DATE_EPOCH."""
+    SOURCE_DATE_EPOCH and the build backend from the wheelhouse."""
     done = subprocess.run(
-        [uv, "build", "--out-dir", str(out), str(source)],
+        [uv, "build", *no_index_args(wheelhouse), "--out-dir", str(out), str(source)],
         env=clean_env({"SOURCE_DATE_EPOCH": "315532800"}),
         cwd=out,
         capture_output=True,
@@ -138,11 +202,11 @@ def build_wheel(uv: str, source: Path, out: Path) -> Path:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    (built,) = out.glob("acp_bridge-*-py3-none-any.whl")
+    (built,) = out.glob("acp_bridge_agent-*-py3-none-any.whl")
     return built
 
 
 @pytest.fixture(scope="session")
-def wheel(uv: str, wheel_source: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def wheel(uv: str, wheel_source: Path, wheelhouse: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The wheel a release or the VS Code extension would ship."""
-    return build_wheel(uv, wheel_source, tmp_path_factory.mktemp("dist"))
+    return build_wheel(uv, wheel_source, tmp_path_factory.mktemp("dist"), wheelhouse)

@@ -1,8 +1,9 @@
 """The ACP Registry entry (`packaging/acp-registry/`), checked the way the registry's CI checks an entry
 (`.github/workflows/build_registry.py` and `verify_agents.py --auth-check` in
 `agentclientprotocol/registry`): the manifest against the registry's schema, the icon's size and colours,
-and the command the manifest names, started with the locally built wheel in place of the PyPI package,
-answering the registry's own `initialize` request with valid `authMethods`."""
+and the command the manifest names, started with the locally built wheel in place of the PyPI package
+(its dependencies from the wheelhouse, no package index), answering the registry's own `initialize`
+request with valid `authMethods`."""
 
 from __future__ import annotations
 
@@ -23,13 +24,24 @@ from jsonschema import Draft7Validator
 from acp_bridge import __version__
 from acp_bridge.login import AGENT_METHOD_ID, TERMINAL_ARGS, TERMINAL_METHOD_ID
 
-from .conftest import REPO, clean_env, uvx_executable
+from .conftest import (
+    REPO,
+    WHEEL_PYTHONS,
+    clean_env,
+    no_index_args,
+    no_index_env,
+    python_executable,
+    uvx_executable,
+)
 
 ENTRY = REPO / "packaging" / "acp-registry"
 ANSWER_TIMEOUT_S = 120
 # What the registry's auth check passes to the agent (client.py, AGENT_ENV_PASSTHROUGH), besides a fresh
-# HOME (uv's cache is this user's, so a run reuses uv's downloads).
+# HOME (uv's cache is this user's, so a run reuses uv's downloads). This suite's guard against reaching
+# a package index (conftest.no_index_env) goes along.
 PASSTHROUGH = ("CI", "PATH", "SSL_CERT_DIR", "SSL_CERT_FILE", "TMPDIR", "UV_COMPILE_BYTECODE")
+# The distribution names and registry ids unrelated projects already hold.
+TAKEN = {"acp-bridge"}
 # The registry CI's `initialize` params (client.py, run_auth_check).
 REGISTRY_INITIALIZE = {
     "protocolVersion": 1,
@@ -62,6 +74,15 @@ def test_the_manifest_names_this_version_of_the_package() -> None:
     assert set(manifest["distribution"]) == {"uvx"}
 
 
+def test_the_registry_id_and_the_package_are_not_names_taken_by_other_projects() -> None:
+    manifest = _manifest()
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert manifest["id"] == project["name"] == "acp-bridge-agent"
+    assert not {manifest["id"], project["name"]} & TAKEN
+    # `uvx <package>==VERSION` runs the command named like the package: the same entry point as acp-bridge.
+    assert project["scripts"][project["name"]] == project["scripts"]["acp-bridge"]
+
+
 def test_the_icon_is_16_by_16_and_drawn_in_current_color_only() -> None:
     svg = ET.parse(ENTRY / "icon.svg").getroot()
     assert svg.tag == "{http://www.w3.org/2000/svg}svg"
@@ -81,7 +102,8 @@ def test_the_icon_is_16_by_16_and_drawn_in_current_color_only() -> None:
 def _initialize(argv: list[str], home: Path, params: dict[str, Any], uv_cache: str) -> dict[str, Any]:
     """Start `argv` as the registry CI does (its environment, a fresh HOME), send `initialize`, return
     the answer's `result`."""
-    env = {name: value for name, value in clean_env().items() if name in PASSTHROUGH}
+    guard = no_index_env()
+    env = {name: value for name, value in clean_env().items() if name in PASSTHROUGH or name in guard}
     env.update(HOME=str(home), TERM="dumb", UV_PYTHON_DOWNLOADS="never", UV_CACHE_DIR=uv_cache)
     proc = subprocess.Popen(
         argv, cwd=home, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -112,19 +134,24 @@ def _initialize(argv: list[str], home: Path, params: dict[str, Any], uv_cache: s
     return result
 
 
-def _manifest_command(wheel: Path, uv: str) -> list[str]:
-    """The manifest's `uvx <package> <args>`, with the local wheel in place of the PyPI package."""
+def _manifest_command(wheel: Path, wheelhouse: Path, uv: str) -> list[str]:
+    """The manifest's `uvx <package> <args>`, with the local wheel in place of the PyPI package, its
+    dependencies from the wheelhouse, on a Python the wheelhouse has wheels for."""
+    python = next(filter(None, map(python_executable, WHEEL_PYTHONS)), None)
+    if python is None:
+        pytest.skip(f"none of python{', python'.join(WHEEL_PYTHONS)} is installed here")
     uvx = _manifest()["distribution"]["uvx"]
     name = uvx["package"].split("==", 1)[0]
-    return [uvx_executable(uv), "--from", str(wheel), name, *uvx.get("args", [])]
+    options = [*no_index_args(wheelhouse), "--python", python, "--from", str(wheel)]
+    return [uvx_executable(uv), *options, name, *uvx.get("args", [])]
 
 
 @pytest.mark.e2e
 @pytest.mark.slow
 def test_the_manifest_command_offers_the_auth_methods_the_registry_requires(
-    wheel: Path, uv: str, uv_cache: str, tmp_path: Path
+    wheel: Path, wheelhouse: Path, uv: str, uv_cache: str, tmp_path: Path
 ) -> None:
-    argv = _manifest_command(wheel, uv)
+    argv = _manifest_command(wheel, wheelhouse, uv)
     result = _initialize(argv, tmp_path, REGISTRY_INITIALIZE, uv_cache)
     methods = result["authMethods"]
     # The registry's rule: at least one method of type agent (no `type` means agent) or terminal.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import tomllib
 from typing import Any
 
 from acp_bridge import __version__
@@ -13,6 +14,7 @@ from acp_bridge import __version__
 from .conftest import REPO
 
 README = (REPO / "README.md").read_text(encoding="utf-8")
+DISTRIBUTION = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["name"]
 
 
 def _section(title: str) -> str:
@@ -36,10 +38,23 @@ def _registry_command() -> list[str]:
 
 
 def test_every_version_the_readme_names_is_the_projects() -> None:
-    named = re.findall(r"acp-bridge==([0-9][0-9A-Za-z.+-]*[0-9A-Za-z])", README)
-    named += re.findall(r"acp_bridge-([0-9][^-]*)-py3-none-any\.whl", README)
+    named = re.findall(rf"{re.escape(DISTRIBUTION)}==([0-9][0-9A-Za-z.+-]*[0-9A-Za-z])", README)
+    named += re.findall(rf"{DISTRIBUTION.replace('-', '_')}-([0-9][^-]*)-py3-none-any\.whl", README)
     assert named, "the README names no version"
     assert set(named) == {__version__}
+
+
+def test_the_readme_never_installs_the_unrelated_acp_bridge_package() -> None:
+    # `acp-bridge` on PyPI is another project's: what installs or runs a package names acp-bridge-agent.
+    assert DISTRIBUTION == "acp-bridge-agent"
+    wrong = [
+        r"\bacp-bridge==",  # a pin of the other project
+        r"\bacp_bridge-[0-9]",  # a wheel of the other name
+        r"\b(?:pip|pipx|uv tool|uv pip) install (?:-\S+ )*acp-bridge(?![\w-])",
+        r"\buvx (?:-\S+ )*acp-bridge(?![\w-])",  # uvx PACKAGE fetches PACKAGE from PyPI
+    ]
+    found = [match.group(0) for pattern in wrong for match in re.finditer(pattern, README)]
+    assert found == []
 
 
 def test_the_zed_snippet_is_a_custom_agent_server_running_the_registry_command() -> None:

@@ -1,26 +1,41 @@
 """The wheel on its own, as a user installs it: `uvx --from <wheel> acp-bridge ...` and `pip install <wheel>`
 into a fresh virtual environment, each on the oldest and the newest supported Python (3.11 and 3.13),
-run in a folder outside the checkout with no PYTHONPATH. In each: `--version`, `demo` to its summary,
-`serve` answering ACP `initialize` over real pipes, `lsp` answering LSP `initialize`, and the packages
-imported from that environment. Anything the package reads from the repository instead of from itself
-(a prelude, a JSON file, the demo's workspace) fails here."""
+run in a folder outside the checkout with no PYTHONPATH. In each: `--version` (under both command names),
+`demo` to its summary, `serve` answering ACP `initialize` over real pipes, `lsp` answering LSP
+`initialize`, and the packages imported from that environment. Anything the package reads from the
+repository instead of from itself (a prelude, a JSON file, the demo's workspace) fails here.
+
+The dependencies come from the wheelhouse, with no package index (conftest.no_index_env)."""
 
 from __future__ import annotations
 
 import json
 import os
 import select
+import socket
 import subprocess
+import sys
 import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
 from acp_bridge import __version__
 
-from .conftest import REPO, build_wheel, clean_env, python_executable, uvx_executable
+from .conftest import (
+    PROXY_VARIABLES,
+    REPO,
+    WHEELHOUSE,
+    build_wheel,
+    clean_env,
+    no_index_args,
+    python_executable,
+    uvx_executable,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -35,6 +50,8 @@ class Installed:
 
     how: str
     bridge: tuple[str, ...]
+    # The same command under the distribution's name, as the ACP Registry's `uvx <package>` runs it.
+    alias: tuple[str, ...]
     python: tuple[str, ...]
     cwd: Path
 
@@ -45,7 +62,11 @@ class Installed:
     ids=lambda p: f"{p[0]}-py{p[1]}",
 )
 def installed(
-    request: pytest.FixtureRequest, wheel: Path, uv: str, tmp_path_factory: pytest.TempPathFactory
+    request: pytest.FixtureRequest,
+    wheel: Path,
+    wheelhouse: Path,
+    uv: str,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Installed:
     how, version = request.param
     python = python_executable(version)
@@ -53,8 +74,16 @@ def installed(
         pytest.skip(f"python{version} is not installed here (pyenv or the system's package manager has it)")
     cwd = tmp_path_factory.mktemp(f"{how}-{version}-cwd")
     if how == "uvx":
-        uvx = [uvx_executable(uv), "--isolated", "--python", python, "--from", str(wheel)]
-        return Installed(how, (*uvx, "acp-bridge"), (*uvx, "python"), cwd)
+        uvx = [
+            uvx_executable(uv),
+            "--isolated",
+            *no_index_args(wheelhouse),
+            "--python",
+            python,
+            "--from",
+            str(wheel),
+        ]
+        return Installed(how, (*uvx, "acp-bridge"), (*uvx, "acp-bridge-agent"), (*uvx, "python"), cwd)
     venv = tmp_path_factory.mktemp(f"venv-{version}")
     subprocess.run([python, "-m", "venv", str(venv)], check=True, timeout=INSTALL_TIMEOUT_S)
     done = subprocess.run(
@@ -67,20 +96,63 @@ def installed(
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    return Installed(how, (str(venv / "bin" / "acp-bridge"),), (str(venv / "bin" / "python"),), cwd)
+    bin_dir = venv / "bin"
+    return Installed(
+        how,
+        (str(bin_dir / "acp-bridge"),),
+        (str(bin_dir / "acp-bridge-agent"),),
+        (str(bin_dir / "python"),),
+        cwd,
+    )
+
+
+def test_the_install_environment_has_no_way_to_a_package_index() -> None:
+    env = clean_env()
+    assert env["PIP_NO_INDEX"] == env["UV_OFFLINE"] == "1"
+    assert env["PIP_FIND_LINKS"] == env["UV_FIND_LINKS"] == str(WHEELHOUSE)
+    for name in PROXY_VARIABLES:
+        proxy = urlsplit(env[name])
+        assert proxy.hostname == "127.0.0.1", (name, env[name])
+        with pytest.raises(ConnectionRefusedError):
+            socket.create_connection((proxy.hostname, proxy.port or 80), timeout=5).close()
+    assert set(env["NO_PROXY"].split(",")) == {"127.0.0.1", "localhost", "::1"}
+
+
+def test_a_missing_wheelhouse_fails_naming_the_make_target(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "wheelhouse.py"), "--check", "--dir", str(tmp_path / "none")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "is missing; run `make wheelhouse`" in done.stderr, done.stderr
+
+
+def test_the_wheel_is_the_acp_bridge_agent_distribution_with_both_commands(wheel: Path) -> None:
+    # `acp-bridge` on PyPI is an unrelated project: the distribution is `acp-bridge-agent`.
+    assert wheel.name == f"acp_bridge_agent-{__version__}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel) as archive:
+        info = f"acp_bridge_agent-{__version__}.dist-info"
+        metadata = archive.read(f"{info}/METADATA").decode()
+        entry_points = archive.read(f"{info}/entry_points.txt").decode()
+    assert "\nName: acp-bridge-agent\n" in metadata
+    assert "acp-bridge = acp_bridge.cli:main" in entry_points
+    assert "acp-bridge-agent = acp_bridge.cli:main" in entry_points
 
 
 def test_building_the_wheel_again_gives_the_same_bytes(
-    wheel: Path, uv: str, wheel_source: Path, tmp_path: Path
+    wheel: Path, uv: str, wheel_source: Path, wheelhouse: Path, tmp_path: Path
 ) -> None:
-    again = build_wheel(uv, wheel_source, tmp_path)
+    again = build_wheel(uv, wheel_source, tmp_path, wheelhouse)
     assert again.name == wheel.name
     assert again.read_bytes() == wheel.read_bytes()
 
 
-def _run(installed: Installed, *args: str) -> subprocess.CompletedProcess[str]:
+def _run(installed: Installed, *args: str, command: tuple[str, ...] = ()) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [*installed.bridge, *args],
+        [*(command or installed.bridge), *args],
         env=clean_env(),
         cwd=installed.cwd,
         stdin=subprocess.DEVNULL,
@@ -95,6 +167,12 @@ def test_version_names_the_wheel_version(installed: Installed) -> None:
     done = _run(installed, "--version")
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"acp-bridge {__version__} (Python "), done.stdout
+
+
+def test_the_command_named_like_the_distribution_is_the_same_bridge(installed: Installed) -> None:
+    done = _run(installed, "--version", command=installed.alias)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == _run(installed, "--version").stdout
 
 
 def test_the_packages_come_from_the_environment_not_the_checkout(installed: Installed) -> None:

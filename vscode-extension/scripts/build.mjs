@@ -35,7 +35,7 @@ console.log(`build: dist/extension.js, dist/webview.js${withTests ? ", out/ (tes
 if (!process.argv.includes("--no-wheel")) await bundleWheel();
 
 /**
- * bundled/acp_bridge-<version>-py3-none-any.whl, built from a copy of the project's files (git's view:
+ * bundled/acp_bridge_agent-<version>-py3-none-any.whl (the acp-bridge-agent distribution), built from a copy of the project's files (git's view:
  * tracked and new files, never build leftovers) with uv when there is one, else `pip wheel`. Skipped
  * when the wheel there is newer than every source file.
  */
@@ -44,7 +44,7 @@ async function bundleWheel() {
   const version = /^version\s*=\s*"([^"]+)"/m.exec(readFileSync(join(source, "pyproject.toml"), "utf8"))?.[1];
   if (!version) throw new Error(`no version in ${source}/pyproject.toml`);
   const outDir = join(root, "bundled");
-  const wheel = join(outDir, `acp_bridge-${version}-py3-none-any.whl`);
+  const wheel = join(outDir, `acp_bridge_agent-${version}-py3-none-any.whl`);
   const files = (await projectFiles(source)).filter((f) => !f.startsWith("vscode-extension/") && existsSync(join(source, f)) && statSync(join(source, f)).isFile());
   const newest = Math.max(...files.map((f) => statSync(join(source, f)).mtimeMs));
   const stamp = join(outDir, ".source");
@@ -63,8 +63,8 @@ async function bundleWheel() {
       const python = [process.env.ACP_BRIDGE_PYTHON, join(source, ".venv", "bin", "python")].find((c) => c && existsSync(c)) ?? "python3";
       execFileSync(python, ["-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "--quiet", "--wheel-dir", dist, copy], { stdio: "inherit" });
     }
-    const built = (await readdir(dist)).find((f) => f.startsWith(`acp_bridge-${version}-`) && f.endsWith(".whl"));
-    if (!built) throw new Error(`the wheel build left no acp_bridge-${version} wheel in ${dist}`);
+    const built = (await readdir(dist)).find((f) => f.startsWith(`acp_bridge_agent-${version}-`) && f.endsWith(".whl"));
+    if (!built) throw new Error(`the wheel build left no acp_bridge_agent-${version} wheel in ${dist}`);
     await rm(outDir, { recursive: true, force: true });
     await mkdir(outDir, { recursive: true });
     await copyFile(join(dist, built), wheel);

@@ -89,10 +89,13 @@ export function installedPython(venvDir: string): string | undefined {
   return existsSync(join(venvDir, MARKER)) && existsSync(python) ? python : undefined;
 }
 
-/** The wheel the extension carries (bundled/acp_bridge-*.whl), if any. */
+/**
+ * The wheel the extension carries (bundled/acp_bridge_agent-*.whl: the distribution is acp-bridge-agent,
+ * as `acp-bridge` on PyPI is another project's), if any.
+ */
 export async function bundledWheel(extensionDir: string): Promise<string | undefined> {
   const dir = join(extensionDir, "bundled");
-  const names = existsSync(dir) ? (await readdir(dir)).filter((n) => /^acp_bridge-.*\.whl$/.test(n)).sort() : [];
+  const names = existsSync(dir) ? (await readdir(dir)).filter((n) => /^acp_bridge_agent-.*\.whl$/.test(n)).sort() : [];
   return names.length ? join(dir, names[names.length - 1]!) : undefined;
 }
 

@@ -30,7 +30,7 @@ export function describeFailure(f: FailureInput): FailureView {
       summary: `${f.command} does not have acp-bridge installed, so the agent cannot start.`,
       reason: `acp-bridge is not installed for ${f.command}`,
       cause: lastLines(text.split("\n").filter((l) => NO_MODULE.test(l)).join("\n")),
-      fix: `Install acp-bridge: the extension sets it up in its own environment with a Python 3.11+ it finds (one click). Or install it into that Python yourself (\`${f.command} -m pip install acp-bridge\`), or set acp.pythonCommand to a Python that has it (after \`make demo\` in a checkout: \`<checkout>/.venv/bin/python\`).`,
+      fix: `Install acp-bridge: the extension sets it up in its own environment with a Python 3.11+ it finds (one click). Or install it into that Python yourself (\`${f.command} -m pip install acp-bridge-agent\`), or set acp.pythonCommand to a Python that has it (after \`make demo\` in a checkout: \`<checkout>/.venv/bin/python\`).`,
       setting: "acp.pythonCommand",
       install: f.builtin,
     };

@@ -37,7 +37,7 @@ export class BridgeInstaller {
   private async run(): Promise<boolean> {
     const wheel = await bundledWheel(this.extensionDir);
     if (!wheel) {
-      void vscode.window.showErrorMessage("This build of the extension carries no acp-bridge wheel. Install acp-bridge into a Python 3.11+ yourself (`pip install acp-bridge`) and set acp.pythonCommand to that Python.", "Open Setting").then((p) => p && vscode.commands.executeCommand("workbench.action.openSettings", `${SECTION}.pythonCommand`));
+      void vscode.window.showErrorMessage("This build of the extension carries no acp-bridge wheel. Install acp-bridge into a Python 3.11+ yourself (`pip install acp-bridge-agent`) and set acp.pythonCommand to that Python.", "Open Setting").then((p) => p && vscode.commands.executeCommand("workbench.action.openSettings", `${SECTION}.pythonCommand`));
       return false;
     }
     const configured = vscode.workspace.getConfiguration(SECTION).get<string>("pythonCommand");

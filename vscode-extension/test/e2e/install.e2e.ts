@@ -6,10 +6,13 @@
  * the wheel the .vsix carries (progress in a notification, the log in the output); the agent then starts
  * on it. The workspace's `.vscode/mcp.json` names a stdio MCP server: a prompt reads a file (a completed
  * card) and calls the server's tool (an MCP card, approved in the card).
+ * pip reaches no package index: the bridge's dependencies come from the wheelhouse `make wheelhouse`
+ * downloads (<repo>/.cache/wheelhouse), and pip's proxy is a 127.0.0.1 trap that must see no connection.
  * Screenshots: artifacts/shots/e2e-install-*.png.
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { delimiter, dirname, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { Browser, Page } from "playwright-core";
@@ -22,6 +25,15 @@ const SCRIPT = join(EXT_DIR, "test", "fixtures", "install.json");
 const DATA = join(ARTIFACTS, "e2e", "cs-install");
 /** Where the extension puts its own environment: its global storage, under the fresh user data. */
 const VENV = join(DATA, "user", "User", "globalStorage", "acp-bridge.acp-bridge-vscode", "bridge-venv");
+/** The locked wheels for this machine's Pythons (scripts/wheelhouse.py writes the stamp last). */
+const WHEELHOUSE = join(EXT_DIR, "..", ".cache", "wheelhouse");
+
+/** A proxy on 127.0.0.1 that counts and drops every connection: pip's way out, were it to try one. */
+let trapped = 0;
+const trap = createServer((socket) => {
+  trapped += 1;
+  socket.destroy();
+});
 
 /** This process's environment without a way back to the checkout's Python (what a new user's is). */
 function newUserEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
@@ -32,6 +44,10 @@ function newUserEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
     .split(delimiter)
     .filter((p) => p && !checkoutBins.includes(p) && !(existsSync(join(p, "python3")) && existsSync(join(dirname(p), "pyvenv.cfg"))))
     .join(delimiter);
+  // The extension's pip inherits these: the wheelhouse and no index, and the trap as its proxy.
+  out.PIP_NO_INDEX = "1";
+  out.PIP_FIND_LINKS = WHEELHOUSE;
+  out.PIP_PROXY = `http://127.0.0.1:${(trap.address() as AddressInfo).port}`;
   return out;
 }
 
@@ -40,6 +56,8 @@ let browser: Browser;
 let page: Page;
 
 before(async () => {
+  if (!existsSync(join(WHEELHOUSE, ".complete.json"))) throw new Error(`no wheelhouse at ${WHEELHOUSE}: run \`make wheelhouse\` (\`make test\` does) first`);
+  await new Promise<void>((resolve) => trap.listen(0, "127.0.0.1", resolve));
   rmSync(WS, { recursive: true, force: true });
   mkdirSync(join(WS, ".vscode"), { recursive: true });
   writeFileSync(join(WS, "notes.txt"), "alpha\nbeta\ngamma\n");
@@ -55,6 +73,7 @@ after(async () => {
   if (page) await page.screenshot({ path: shot("e2e-install-99-final") }).catch(() => undefined);
   await browser?.close();
   await server.stop();
+  await new Promise((resolve) => trap.close(resolve));
 });
 
 describe("first use without acp-bridge (code-server, clean profile)", () => {
@@ -72,6 +91,7 @@ describe("first use without acp-bridge (code-server, clean profile)", () => {
     await page.screenshot({ path: shot("e2e-install-02-progress") });
     await view.locator(".conn-status", { hasText: "ready" }).waitFor({ timeout: 600_000 });
     assert.ok(existsSync(join(VENV, "bin", "python")), `the environment is in the extension's global storage: ${VENV}`);
+    assert.equal(trapped, 0, "pip tried the network: the install must come from the wheelhouse alone");
     assert.equal(await view.locator(".error-banner").count(), 0);
 
     await view.locator("#prompt").click();

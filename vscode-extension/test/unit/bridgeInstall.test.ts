@@ -54,7 +54,7 @@ describe("finding a Python for the bridge", () => {
 });
 
 describe("installing the bridge", () => {
-  const wheel = join(bin, "acp_bridge-0.1.0-py3-none-any.whl");
+  const wheel = join(bin, "acp_bridge_agent-0.1.0-py3-none-any.whl");
 
   it("creates the environment, installs the wheel, checks it, and remembers the install", async () => {
     const python = fakePython("py311", "3.11.2");
@@ -90,7 +90,10 @@ describe("installing the bridge", () => {
     const ext = mkdtempSync(join(tmpdir(), "acp-ext-"));
     expect(await bundledWheel(ext)).toBeUndefined();
     mkdirSync(join(ext, "bundled"));
+    // A wheel of the name `acp-bridge` is another project's distribution, never this bridge.
     writeFileSync(join(ext, "bundled", "acp_bridge-0.1.0-py3-none-any.whl"), "");
-    expect(await bundledWheel(ext)).toBe(join(ext, "bundled", "acp_bridge-0.1.0-py3-none-any.whl"));
+    expect(await bundledWheel(ext)).toBeUndefined();
+    writeFileSync(join(ext, "bundled", "acp_bridge_agent-0.1.0-py3-none-any.whl"), "");
+    expect(await bundledWheel(ext)).toBe(join(ext, "bundled", "acp_bridge_agent-0.1.0-py3-none-any.whl"));
   });
 });
