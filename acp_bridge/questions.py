@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from presenters.ask_user import UserAnswer
 from registry_core import ToolError, ToolExecution
@@ -29,18 +29,14 @@ from registry_core import ToolError, ToolExecution
 from .channel import (
     ClientChannel,
     ElicitingChannel,
-    PermissionOption,
     PermissionOutcome,
     QuestionChannel,
     ToolCallUpdate,
 )
 from .errors import ConnectionClosed, RemoteError
+from .mapping import ANSWER_PREFIX, DECLINE_ID, REPLY_ID, answer_options, elicitation_params
 
 log = logging.getLogger(__name__)
-
-DECLINE_ID = "decline"
-REPLY_ID = "reply"
-_ANSWER_PREFIX = "answer_"
 
 
 class QuestionHost(Protocol):
@@ -91,41 +87,6 @@ class SessionQuestions:
 # --- ACP form elicitation ----------------------------------------------------------------------------
 
 
-def elicitation_params(
-    session_id: str, call_id: str, question: str, options: Sequence[str], free_text: bool
-) -> dict[str, Any]:
-    """`elicitation/create` params: a session-scoped form tied to the call."""
-    properties: dict[str, Any] = {}
-    required: list[str] = []
-    if options:
-        properties["answer"] = {
-            "type": "string",
-            "title": "Answer",
-            "oneOf": [{"const": option, "title": option} for option in options],
-        }
-        if free_text:
-            properties["other"] = {
-                "type": "string",
-                "title": "Or your own answer",
-                "description": "Used instead of the choice above when filled in.",
-            }
-        else:
-            required.append("answer")
-    else:
-        properties["answer"] = {"type": "string", "title": "Answer", "minLength": 1}
-        required.append("answer")
-    schema: dict[str, Any] = {"type": "object", "properties": properties}
-    if required:
-        schema["required"] = required
-    return {
-        "sessionId": session_id,
-        "toolCallId": call_id,
-        "mode": "form",
-        "message": question,
-        "requestedSchema": schema,
-    }
-
-
 def elicitation_answer(raw: object, options: Sequence[str]) -> UserAnswer:
     """Read an `elicitation/create` answer. Raises ValueError for one that is not an ACP answer, or an
     accepted choice that was not offered."""
@@ -151,25 +112,13 @@ def elicitation_answer(raw: object, options: Sequence[str]) -> UserAnswer:
 # --- the permission-request fallback -----------------------------------------------------------------
 
 
-def answer_options(options: Sequence[str], free_text: bool) -> list[PermissionOption]:
-    """ACP PermissionOptions standing for the answers."""
-    listed: list[PermissionOption] = [
-        {"optionId": f"{_ANSWER_PREFIX}{n}", "name": option, "kind": "allow_once"}
-        for n, option in enumerate(options)
-    ]
-    if not options:
-        listed.append({"optionId": REPLY_ID, "name": "Reply (type your answer)", "kind": "allow_once"})
-    decline = "Decline (or type your own answer)" if options and free_text else "Decline"
-    return [*listed, {"optionId": DECLINE_ID, "name": decline, "kind": "reject_once"}]
-
-
 def permission_answer(outcome: PermissionOutcome, options: Sequence[str], free_text: bool) -> UserAnswer:
     """Read the permission answer to a question. Raises ValueError for an option that was not offered."""
     if outcome.outcome == "cancelled":
         return UserAnswer("declined")
     option, typed = outcome.option_id or "", outcome.feedback
-    if option.startswith(_ANSWER_PREFIX) and option[len(_ANSWER_PREFIX) :].isdigit():
-        index = int(option[len(_ANSWER_PREFIX) :])
+    if option.startswith(ANSWER_PREFIX) and option[len(ANSWER_PREFIX) :].isdigit():
+        index = int(option[len(ANSWER_PREFIX) :])
         if index < len(options):
             return UserAnswer("answered", options[index])
     elif option == REPLY_ID:

@@ -35,6 +35,8 @@ The modules (import the names below from this package, not from them):
 - `state`: session-state updates: `mode_update`, `usage_update`, `available_commands`,
   `session_info_update`.
 - `options`: `permission_options`, the four options of a permission question, and `option_scope`.
+- `questions`: a question to the user (`ask_user`): `elicitation_params` (the form) and `answer_options`
+  (the answers as permission options, when the client has no form).
 - `fold`: the updates read back: `read_update`, the reducer `next_card` (call id → `Card`), `fold_cards`.
 - `controls`: config options, cost, compaction and notice updates (`config_select`,
   `config_option_update`, `cost`, `compaction_update`, `compaction_summary_chunk`, `notice`).
@@ -97,6 +99,7 @@ from .nested import (
 )
 from .options import option_scope, permission_options, scope_words
 from .paths import display_path, relativize_title, resolve_path
+from .questions import ANSWER_PREFIX, DECLINE_ID, REPLY_ID, answer_options, elicitation_params
 from .results import tool_call_completed
 from .state import available_commands, mode_update, session_info_update, usage_update
 from .wire import (
@@ -135,6 +138,8 @@ from .wire import (
 )
 
 __all__ = [
+    "ANSWER_PREFIX",
+    "DECLINE_ID",
     "DEFAULT_MAX_UPDATE_BYTES",
     "FINAL_TERMINAL_OUTPUT_CHARS",
     "LIVE_OUTPUT_TAIL_CHARS",
@@ -147,6 +152,7 @@ __all__ = [
     "MAX_WEB_SOURCES",
     "RAW_INPUT_MAX_BYTES",
     "RAW_OUTPUT_TEXT_CHARS",
+    "REPLY_ID",
     "AvailableCommandsUpdate",
     "BridgeInfo",
     "Card",
@@ -179,6 +185,7 @@ __all__ = [
     "WireContext",
     "agent_message_chunk",
     "agent_thought_chunk",
+    "answer_options",
     "available_commands",
     "bound_update",
     "card_of",
@@ -188,6 +195,7 @@ __all__ = [
     "config_select",
     "cost",
     "display_path",
+    "elicitation_params",
     "fold_cards",
     "merged_locations",
     "mode_update",
