@@ -98,7 +98,7 @@ async def test_session_new_answers_first_then_sends_available_commands(
     assert new_response < commands
     names = {c["name"] for c in bridge.updates(session_id)[0]["availableCommands"]}
     assert {"permissions", "forget", "mode"} <= names
-    assert elapsed < 1.0
+    assert elapsed < 5.0  # nothing slow is awaited first (its speed is `make bench`'s row, not a test's)
 
 
 async def test_unknown_method_gets_method_not_found(bridges: StartBridge, tmp_path: Path) -> None:

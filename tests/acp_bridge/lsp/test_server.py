@@ -365,7 +365,9 @@ async def test_cancel_stops_a_running_command_and_its_process(tmp_path: Path) ->
         assert await ed.command("acpBridge.cancel") is None
         result = await prompt
         assert result["stopReason"] == "cancelled"
-        assert asyncio.get_running_loop().time() - started < 2.0
+        # Far below the command's 30 s: the cancel stopped it (a tighter bound is a benchmark's job, and
+        # flaked on a loaded 2-core machine).
+        assert asyncio.get_running_loop().time() - started < 10.0
         await ed.wait_for(lambda: not _alive(sleepers), "the sleep process to be gone")
         end = (await ed.progress_of("sleep 30"))[-1]
         assert isinstance(end, types.WorkDoneProgressEnd) and end.message.startswith("failed")
