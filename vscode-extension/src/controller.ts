@@ -81,6 +81,8 @@ export class SessionController implements vscode.Disposable {
   private turn: Promise<unknown> | undefined;
   /** Said to the agent with the next prompt (e.g. that the user undid one of its edits). */
   private notes: string[] = [];
+  /** Set while switchAgent stores the user's choice of agent and restarts on it. */
+  private switching = false;
   private readonly storeSub: { dispose(): void };
 
   constructor(private readonly d: ControllerDeps) {
@@ -369,6 +371,25 @@ export class SessionController implements vscode.Disposable {
     await Promise.race([this.turn, delay(3000)]);
     this.session = undefined;
     await this.ensureSession();
+  }
+
+  /**
+   * Another agent, chosen by the user: `select` stores the choice (the `acp.agent` setting), then the
+   * agent restarts on it. Until then `switchingAgent` is true, so the settings listener does not offer
+   * a second restart for that change.
+   */
+  async switchAgent(select: () => Thenable<void>): Promise<void> {
+    this.switching = true;
+    try {
+      await select();
+      await this.restart();
+    } finally {
+      this.switching = false;
+    }
+  }
+
+  get switchingAgent(): boolean {
+    return this.switching;
   }
 
   /** A new agent process (settings changed, or it crashed), back in the conversation that was open. */

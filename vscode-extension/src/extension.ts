@@ -148,7 +148,8 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (e.affectsConfiguration(`${SECTION}.followAlong`)) store.dispatch({ type: "follow", enabled: followAlongDefault() });
       const agentChanged = ["agent", "agents", "pythonCommand", "bridgeArgs"].some((k) => e.affectsConfiguration(`${SECTION}.${k}`)) || e.affectsConfiguration(`${BRIDGE_SECTION}.rememberAlways`);
-      if (!agentChanged) return;
+      // Select Agent restarts on the agent it stores itself.
+      if (!agentChanged || controller.switchingAgent) return;
       output.appendLine(`[acp] agent settings changed (agent: ${selectedAgentName()}, ${controller.isDown ? "not running" : "running"})`);
       // A stopped agent restarts on the new settings at once (that is usually the fix); a running one
       // is offered a restart, which reopens the conversation.

@@ -15,8 +15,7 @@ export async function pickAgent(controller: SessionController): Promise<void> {
   const items = configuredAgentNames().map((name) => ({ label: name, description: name === current ? "current" : undefined }));
   const pick = await vscode.window.showQuickPick(items, { title: "ACP: Select Agent" });
   if (!pick || pick.label === current) return;
-  await vscode.workspace.getConfiguration(SECTION).update("agent", pick.label, vscode.ConfigurationTarget.Global);
-  await controller.restart();
+  await controller.switchAgent(() => vscode.workspace.getConfiguration(SECTION).update("agent", pick.label, vscode.ConfigurationTarget.Global));
 }
 
 export async function pickMode(controller: SessionController, store: SessionStore): Promise<void> {

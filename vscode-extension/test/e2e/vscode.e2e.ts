@@ -19,11 +19,21 @@
  *    with a prompt, one entry per conversation.
  * 7. Contrast of badges and ANSI colours computed from rendered colours in light, dark and high-contrast
  *    themes.
+ * Then, on a second agent (the bridge on test/fixtures/features.json, chosen with "Select Agent"), the
+ * checks read what the bridge wrote in its session log (the prompt's text as the model was given it, its
+ * images, each tool result the model was given):
+ * 8. Attach: the editor's selection, a file and an image (Attach… and the file dialog), and an @-mention
+ *    of a workspace file; all of them reach the model.
+ * 9. Questions: the `ask_user` tool's questions as forms (form elicitation); a picked option and typed
+ *    text reach the model.
+ * 10. Rules: "Always allow" shows in the Rules view and covers the same call; revoked there, the next
+ *    same call asks again.
  * Screenshots: artifacts/shots/e2e-*.png.
  */
 import assert from "node:assert/strict";
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { after, before, describe, it } from "node:test";
 import type { Browser, FrameLocator, Locator, Page } from "playwright-core";
 import { contrastRatio, over, parseColor, type Rgb } from "../../shared/contrast";
@@ -37,6 +47,11 @@ const WS = join(ARTIFACTS, "e2e", "ws");
 const SCRIPT = join(EXT_DIR, "test", "fixtures", "scenario.json");
 const NOTES = "alpha\nbeta\ngamma\n";
 const APP = Array.from({ length: 20 }, (_, i) => `line ${i + 1}\n`).join("");
+
+/** The second agent: the bridge on a script for attachments, questions and rules, with its own state dir. */
+const FEATURES_AGENT = "acp-bridge-features";
+const FEATURES_SCRIPT = join(EXT_DIR, "test", "fixtures", "features.json");
+const FEATURES_STATE = join(ARTIFACTS, "e2e", "features-state");
 
 /** Where the extension keeps the built-in bridge's session logs (its globalStorage), so History works. */
 const HISTORY_DIR = join(ARTIFACTS, "e2e", "cs", "user", "User", "globalStorage", "acp-bridge.acp-bridge-vscode", "sessions");
@@ -62,9 +77,16 @@ function workingBridgeSettings(): Record<string, unknown> {
   if (cmd) {
     const [command, ...args] = splitCommandLine(cmd);
     const state = ["--state-dir", join(ARTIFACTS, "e2e", "state")];
-    return { "acp.agents": [{ name: "acp-bridge-e2e", command, args: [...args, "serve", ...model, ...state] }], "acp.agent": "acp-bridge-e2e" };
+    return { "acp.agents": [{ name: "acp-bridge-e2e", command, args: [...args, "serve", ...model, ...state] }, featuresAgent()], "acp.agent": "acp-bridge-e2e" };
   }
-  return { "acp.pythonCommand": join(REPO, ".venv", "bin", "python") };
+  return { "acp.pythonCommand": join(REPO, ".venv", "bin", "python"), "acp.agents": [featuresAgent()] };
+}
+
+/** The second agent (`acp.agents` entry): the same bridge as the first, on test/fixtures/features.json. */
+function featuresAgent(): Record<string, unknown> {
+  const cmd = process.env.ACP_BRIDGE_CMD;
+  const [command, ...args] = cmd ? splitCommandLine(cmd) : [join(REPO, ".venv", "bin", "python"), "-m", "acp_bridge"];
+  return { name: FEATURES_AGENT, command, args: [...args, "serve", "--model", `scripted:${FEATURES_SCRIPT}`, "--state-dir", FEATURES_STATE] };
 }
 
 /** What each card in the view shows (the answered approval aside: a replay asks nothing). */
@@ -140,6 +162,7 @@ let page: Page;
 before(async () => {
   rmSync(WS, { recursive: true, force: true });
   rmSync(join(ARTIFACTS, "e2e", "state"), { recursive: true, force: true }); // ACP_BRIDGE_CMD's session logs
+  rmSync(FEATURES_STATE, { recursive: true, force: true });
   mkdirSync(WS, { recursive: true });
   writeFileSync(join(WS, "notes.txt"), NOTES);
   writeFileSync(join(WS, "app.txt"), APP);
@@ -330,6 +353,9 @@ describe("Agent view in code-server against the real bridge", () => {
     // New session and History are the view's title-bar actions (the header no longer repeats them).
     await viewAction(page, "New Session").click();
     await view.locator("article.card").first().waitFor({ state: "detached", timeout: 15_000 });
+    // Select Agent restarted on it: no offer to restart for the setting it stored (the offer would come
+    // as the setting changed, before that restart).
+    assert.equal(await toasts(page, "ACP agent settings changed").count(), 0, "no offer to restart again");
     await view.locator(".conn-status", { hasText: "ready" }).waitFor({ timeout: 10_000 });
     if (!process.env.ACP_BRIDGE_CMD) {
       // The built-in bridge got --state-dir in the extension's globalStorage without any setting.
@@ -484,5 +510,205 @@ describe("Agent view in code-server against the real bridge", () => {
       await view.locator("#card-call_fail").screenshot({ path: shot(`readme-contrast-${themeName}`) });
       for (const t of texts) assert.ok(contrastOf(t) >= 4.5, `${theme}: ${t.label} has ${contrastOf(t).toFixed(2)}:1 (${t.color} on ${t.backgrounds.join(" / ")})`);
     }
+  });
+});
+
+// --- attachments, questions and rules, on the second agent ---------------------------------------
+
+/** A 3×2 PNG: its size is what the scripted model reports of the images it was given. */
+const DOT_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAMAAAACCAIAAAASFvFNAAAAEElEQVR4nGP4z8AAQQxwFgBB0gX7h/C5SAAAAABJRU5ErkJggg==";
+const CTX_PY = "import os\nTOKEN_LIMIT = 4096\nRETRIES = 3\nprint(os.getcwd())\n";
+const SPEC_MD = "# Spec\n\nThe button is round.\n";
+
+/** One record of the second agent's session logs (`<state dir>/sessions/<id>.jsonl`). */
+interface LogRecord {
+  type: string;
+  text?: string;
+  images?: Array<{ mimeType: string; data: string }>;
+  callId?: string;
+  content?: Array<{ type: string; text?: string }>;
+}
+
+function featuresLog(): LogRecord[] {
+  const dir = join(FEATURES_STATE, "sessions");
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => f.endsWith(".jsonl"))
+    .flatMap((f) => readFileSync(join(dir, f), "utf8").split("\n").filter(Boolean))
+    .map((line) => JSON.parse(line) as LogRecord);
+}
+
+/** The first log record `match` accepts, once the bridge has written it (it logs before it answers). */
+async function logRecord(page: Page, what: string, match: (r: LogRecord) => boolean): Promise<LogRecord> {
+  const end = Date.now() + 10_000;
+  for (;;) {
+    const found = featuresLog().find(match);
+    if (found) return found;
+    if (Date.now() > end) throw new Error(`no ${what} in the session log: ${JSON.stringify(featuresLog()).slice(0, 2000)}`);
+    await page.waitForTimeout(100);
+  }
+}
+
+/** What the model was given as a tool's result. */
+function resultText(r: LogRecord): string {
+  return (r.content ?? []).map((c) => c.text ?? "").join("\n");
+}
+
+/** Opens a workspace file in the editor with Quick Open, as a user does; the editor has the keyboard. */
+async function openInEditor(page: Page, name: string): Promise<void> {
+  await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+  await page.keyboard.press("Control+P");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor();
+  await input.fill(name);
+  await page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().click({ timeout: 15_000 });
+  await page.locator(".editor-group-container.active .tab.active", { hasText: name }).waitFor({ timeout: 10_000 });
+  await page.locator(".editor-group-container.active .monaco-editor.focused").waitFor({ timeout: 10_000 });
+}
+
+/** Attach… in the Agent view, then `choice` in its quick pick; for a file, its path in VS Code's file dialog. */
+async function attach(page: Page, view: FrameLocator, choice: "Selection" | "File…" | "Image…", path?: string): Promise<void> {
+  await view.locator("#attach").click();
+  await page.locator(".quick-input-widget .quick-input-list .monaco-list-row", { hasText: choice }).first().click({ timeout: 10_000 });
+  if (!path) return;
+  // code-server's file dialog is a quick input: the path typed, then Enter (its OK).
+  const input = page.locator(".quick-input-widget input");
+  await page.locator(".quick-input-widget .quick-input-title", { hasText: "Attach" }).waitFor({ timeout: 10_000 });
+  // It opens on the workspace folder; typing before it has filled that in would be overwritten.
+  const folder = `${dirname(path)}/`;
+  const end = Date.now() + 10_000;
+  while ((await input.inputValue()) !== folder) {
+    if (Date.now() > end) throw new Error(`the file dialog did not open on ${folder}: ${await input.inputValue()}`);
+    await page.waitForTimeout(100);
+  }
+  await input.fill(path);
+  await page.locator(".quick-input-widget .quick-input-list .monaco-list-row", { hasText: path.split("/").pop()! }).first().waitFor({ timeout: 10_000 });
+  await input.press("Enter");
+}
+
+/** The Rules view in the ACP side bar (a tree under the Agent view), expanded. */
+async function rulesPane(page: Page): Promise<Locator> {
+  const pane = page.locator(".pane", { has: page.locator(".pane-header h3.title", { hasText: /^Rules$/ }) }).first();
+  const header = pane.locator(".pane-header").first();
+  await header.waitFor({ timeout: 10_000 });
+  if ((await header.getAttribute("aria-expanded")) !== "true") await header.click();
+  await pane.locator(".pane-body").waitFor({ timeout: 10_000 });
+  return pane;
+}
+
+describe("attachments, questions and rules in code-server against the real bridge", () => {
+  before(() => {
+    writeFileSync(join(WS, "ctx.py"), CTX_PY);
+    writeFileSync(join(WS, "spec.md"), SPEC_MD);
+    writeFileSync(join(WS, "guide.md"), "# Guide\n");
+    writeFileSync(join(WS, "dot.png"), Buffer.from(DOT_PNG, "base64"));
+  });
+
+  it("attaches the editor's selection, a file, an image and an @-mentioned file: the model is given each", async () => {
+    // The second agent: a new bridge process, a new session.
+    await runCommand(page, "ACP: Select Agent");
+    await page.locator(".quick-input-widget .quick-input-list .monaco-list-row", { hasText: FEATURES_AGENT }).first().click({ timeout: 10_000 });
+    await runCommand(page, "ACP: Focus Agent View");
+    const view = agentView(page);
+    await view.locator("#header .model-name", { hasText: "features.json" }).waitFor({ timeout: 60_000 });
+    await view.locator(".conn-status", { hasText: "ready" }).waitFor({ timeout: 60_000 });
+    await view.locator("article.card").first().waitFor({ state: "detached", timeout: 15_000 });
+    // Select Agent restarted on it: no offer to restart for the setting it stored (the offer would come
+    // as the setting changed, before that restart).
+    assert.equal(await toasts(page, "ACP agent settings changed").count(), 0, "no offer to restart again");
+
+    // Lines 2 and 3 of ctx.py, selected in the editor (ending at the start of line 4).
+    await openInEditor(page, "ctx.py");
+    await page.keyboard.press("Control+Home");
+    await page.keyboard.press("ArrowDown");
+    await page.keyboard.press("Shift+ArrowDown");
+    await page.keyboard.press("Shift+ArrowDown");
+    await runCommand(page, "ACP: Focus Agent View");
+    await attach(page, view, "Selection");
+    await attach(page, view, "File…", join(WS, "spec.md"));
+    await attach(page, view, "Image…", join(WS, "dot.png"));
+    const chips = view.locator(".attachments .chip");
+    await chips.nth(2).waitFor({ timeout: 10_000 });
+    assert.deepEqual(await chips.evaluateAll((els) => els.map((e) => `${e.className} ${e.firstChild?.textContent}`)), ["chip chip-resource ctx.py:2-3", "chip chip-resource spec.md", "chip chip-image dot.png"]);
+
+    const prompt = view.locator("#prompt");
+    await prompt.click();
+    await prompt.pressSequentially("Explain this with @guid");
+    await view.locator(".file-suggestion", { hasText: "@guide.md" }).click({ timeout: 15_000 });
+    await prompt.pressSequentially("please");
+    await page.screenshot({ path: shot("e2e-16-attachments") });
+    await prompt.press("Enter");
+    await view.locator(".msg-agent", { hasText: "I was given 1 image(s): image/png 3×2" }).waitFor({ timeout: 30_000 });
+    assert.equal(await chips.count(), 0, "sent: the chips go");
+
+    // What the model was given, as the bridge logged it.
+    const user = await logRecord(page, "prompt", (r) => r.type === "user" && (r.text ?? "").startsWith("Explain this"));
+    const text = user.text ?? "";
+    const uri = (name: string) => pathToFileURL(join(WS, name)).href;
+    assert.ok(text.startsWith("Explain this with @guide.md please"), text);
+    assert.ok(text.includes(`<resource uri="${uri("ctx.py")}#L2-3" mimeType="text/x-python">\nTOKEN_LIMIT = 4096\nRETRIES = 3\n</resource>`), `the selection, lines 2-3 only: ${text}`);
+    assert.ok(text.includes(`<resource uri="${uri("spec.md")}" mimeType="text/markdown">\n${SPEC_MD.trimEnd()}\n</resource>`), `the file's text: ${text}`);
+    assert.ok(text.includes(`[Resource: guide.md](${uri("guide.md")})`), `the @-mention as a link: ${text}`);
+    assert.deepEqual(user.images, [{ mimeType: "image/png", data: DOT_PNG }]);
+  });
+
+  it("asks the agent's questions as forms; the option picked and the answer typed reach the model", async () => {
+    const view = agentView(page);
+    await view.locator("#prompt").fill("Ask me about the button");
+    await view.locator("#prompt").press("Enter");
+
+    const colour = view.locator(".question", { hasText: "Which colour should the button be?" });
+    await colour.locator(".question-submit").waitFor({ timeout: 30_000 });
+    await colour.getByLabel("Green").check();
+    await page.screenshot({ path: shot("e2e-17-question") });
+    await colour.locator(".question-submit").click();
+    await colour.locator(".question-answer", { hasText: "Answered: Green" }).waitFor({ timeout: 10_000 });
+
+    const label = view.locator(".question", { hasText: "What should the button say?" });
+    await label.locator(".question-submit").waitFor({ timeout: 30_000 });
+    await label.getByLabel("Answer *").fill("Ship it");
+    await label.getByLabel("Answer *").press("Enter");
+    await label.locator(".question-answer", { hasText: "Answered: Ship it" }).waitFor({ timeout: 10_000 });
+    await view.locator(".msg-agent", { hasText: "Noted." }).waitFor({ timeout: 30_000 });
+
+    // The tool's cards and the results the model was given say the answers.
+    assert.match((await view.locator("#card-call_ask_colour").textContent()) ?? "", /Answer: Green/);
+    assert.match((await view.locator("#card-call_ask_label").textContent()) ?? "", /Answer: Ship it/);
+    assert.equal(resultText(await logRecord(page, "result of call_ask_colour", (r) => r.type === "tool/result" && r.callId === "call_ask_colour")), "The user answered: Green");
+    assert.equal(resultText(await logRecord(page, "result of call_ask_label", (r) => r.type === "tool/result" && r.callId === "call_ask_label")), "The user answered: Ship it");
+  });
+
+  it("shows an 'Always allow' answer in the Rules view; revoked there, the same call asks again", async () => {
+    const view = agentView(page);
+    await view.locator("#prompt").fill("Touch ruled.txt twice");
+    await view.locator("#prompt").press("Enter");
+    const touch = view.locator("#card-call_touch");
+    await touch.locator(".perm-more summary").click({ timeout: 30_000 });
+    await touch.locator(".perm-btn.perm-allow_always").click();
+    await view.locator(".msg-agent", { hasText: "Touched it twice." }).waitFor({ timeout: 30_000 });
+    // Answered in the card with "always": the notification ends with the question.
+    await toasts(page, "Agent wants to run: touch ruled.txt").first().waitFor({ state: "detached", timeout: 10_000 });
+    // The same call again, in the same turn: the rule covered it, nobody was asked.
+    assert.match((await view.locator("#card-call_touch_again").getAttribute("class")) ?? "", /\bstatus-completed\b/);
+    assert.equal(await view.locator("#card-call_touch_again .permission").count(), 0);
+
+    const rules = await rulesPane(page);
+    const rule = rules.locator(".monaco-list-row", { hasText: "always allow `touch` commands" });
+    await rule.waitFor({ timeout: 15_000 });
+    assert.match((await rule.textContent()) ?? "", /allowed · bash · `touch` commands/);
+    assert.match((await rules.locator(".message").textContent()) ?? "", /"Always" answers remembered for this session/);
+    await page.screenshot({ path: shot("e2e-18-rules") });
+    await rule.hover();
+    await rule.locator(".action-label[aria-label^='Revoke Rule']").click({ timeout: 10_000 });
+    await rule.waitFor({ state: "detached", timeout: 10_000 });
+    assert.match((await rules.locator(".message").textContent()) ?? "", /No "always" answers remembered for this session/);
+
+    // The bridge forgot it: the same command asks again.
+    await view.locator("#prompt").fill("Touch it once more");
+    await view.locator("#prompt").press("Enter");
+    const again = view.locator("#card-call_touch_revoked");
+    await again.locator(".perm-btn.perm-allow_once").click({ timeout: 30_000 });
+    await view.locator(".msg-agent", { hasText: "Touched it once more." }).waitFor({ timeout: 30_000 });
+    assert.match((await again.locator(".permission.answered").textContent()) ?? "", /Answered: Allow once/);
   });
 });
