@@ -32,15 +32,31 @@ from registry_core import Agent
 def session_cwd(agent: Agent | None) -> str:
     """The cwd a call runs in: the agent's (absolute by contract), else the process cwd."""
     if agent is not None and agent.cwd:
-        return os.path.abspath(agent.cwd)
+        cwd = agent.cwd
+        return _normal(cwd) if os.path.isabs(cwd) else os.path.abspath(cwd)
     return os.getcwd()
 
 
 def session_roots(agent: Agent | None) -> tuple[str, ...]:
     """The directories a call may touch without asking: the agent's roots, else its cwd alone."""
     if agent is not None and agent.roots:
-        return tuple(os.path.abspath(root) for root in agent.roots)
+        roots = agent.roots
+        if all(os.path.isabs(root) for root in roots):
+            return _normals(tuple(roots))
+        return tuple(os.path.abspath(root) for root in roots)
     return (session_cwd(agent),)
+
+
+# Cached: asked several times per call with the session's same absolute paths, and for those `abspath` is
+# a pure function of the string (a relative one would depend on the process cwd: not cached).
+@functools.lru_cache(maxsize=64)
+def _normal(path: str) -> str:
+    return os.path.abspath(path)
+
+
+@functools.lru_cache(maxsize=64)
+def _normals(paths: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(os.path.abspath(path) for path in paths)
 
 
 def resolve(path: str, cwd: str) -> str:

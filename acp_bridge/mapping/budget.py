@@ -150,32 +150,47 @@ def _json_size(value: Any) -> int:
     return utf8_len(_encode(value))
 
 
-def _jsonable(value: Any, max_str: int, max_items: int, depth: int) -> Any:
-    """A plain, bounded JSON copy (frozen mappings/tuples thawed, foreign values stringified)."""
+def _jsonable(value: Any, max_str: int, max_items: int, depth: int, size: list[int]) -> Any:
+    """A plain, bounded JSON copy (frozen mappings/tuples thawed, foreign values stringified); adds to
+    `size[0]` an upper bound of the copy's serialised bytes (6 per character: the longest escape)."""
     if value is None or isinstance(value, bool):
+        size[0] += 5
         return value
     if isinstance(value, str):
-        return truncate_middle(value, max_str)
+        out = truncate_middle(value, max_str)
+        size[0] += 6 * len(out) + 2
+        return out
     if isinstance(value, int):
+        size[0] += len(str(value)) if abs(value) > 10**15 else 17
         return value
     if isinstance(value, float):
+        size[0] += 32
         return value if math.isfinite(value) else str(value)
     if depth <= 0:
+        size[0] += 8
         return "…"
     if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
+        out_map: dict[str, Any] = {}
+        size[0] += 2
         for index, (key, item) in enumerate(value.items()):
             if index >= max_items:
-                out["…"] = f"{len(value) - max_items} more keys omitted"
+                out_map["…"] = f"{len(value) - max_items} more keys omitted"
+                size[0] += 64
                 break
-            out[str(key)] = _jsonable(item, max_str, max_items, depth - 1)
-        return out
+            name = str(key)
+            size[0] += 6 * len(name) + 4
+            out_map[name] = _jsonable(item, max_str, max_items, depth - 1, size)
+        return out_map
     if isinstance(value, (list, tuple)):
-        items = [_jsonable(item, max_str, max_items, depth - 1) for item in value[:max_items]]
+        size[0] += 2 + len(value[:max_items])
+        items = [_jsonable(item, max_str, max_items, depth - 1, size) for item in value[:max_items]]
         if len(value) > max_items:
             items.append(f"… {len(value) - max_items} more items omitted")
+            size[0] += 64
         return items
-    return truncate_middle(repr(value), max_str)
+    out = truncate_middle(repr(value), max_str)
+    size[0] += 6 * len(out) + 2
+    return out
 
 
 def bounded_raw_input(arguments: Any) -> Any:
@@ -183,7 +198,9 @@ def bounded_raw_input(arguments: Any) -> Any:
     if isinstance(arguments, str):
         return truncate_middle(arguments, RAW_INPUT_MAX_BYTES // 2)
     for max_str, max_items, depth in ((4096, 200, 16), (256, 20, 6)):
-        value = _jsonable(arguments, max_str, max_items, depth)
-        if _json_size(value) <= RAW_INPUT_MAX_BYTES:
+        bound = [0]
+        value = _jsonable(arguments, max_str, max_items, depth, bound)
+        # The bound settles the usual small arguments without serialising them to measure.
+        if bound[0] <= RAW_INPUT_MAX_BYTES or _json_size(value) <= RAW_INPUT_MAX_BYTES:
             return value
     return truncate_middle(json.dumps(value, ensure_ascii=False), RAW_INPUT_MAX_BYTES // 4)

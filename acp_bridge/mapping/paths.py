@@ -38,20 +38,21 @@ _TRAILING_PUNCT: Final = ".,:;!?"
 def relativize_title(title: str, paths: Mapping[str, str] | list[str], cwd: str) -> str:
     """Replace every occurrence of each absolute path (inside cwd) in `title` by its display path."""
     pairs: dict[str, str] = {}
-    if isinstance(paths, Mapping):
-        items = [(absolute, shown) for absolute, shown in paths.items()]
-    else:
-        # Only paths inside cwd change; an outside path keeps its absolute spelling.
-        items = [(p, shown) for p in paths if not os.path.isabs(shown := display_path(p, cwd))]
-    for absolute, shown in items:
+    given = paths.items() if isinstance(paths, Mapping) else ((p, None) for p in paths)
+    for absolute, known in given:
         if not absolute or not os.path.isabs(absolute):
             continue
-        # The title may spell the path as given or normalised; both map to the same display path.
-        for spelling in (absolute, os.path.normpath(absolute)):
+        # The title may spell the path as given or normalised; both map to the same display path. Most
+        # titles spell neither (they are relative already): nothing else is computed for those.
+        spellings = [s for s in dict.fromkeys((absolute, os.path.normpath(absolute))) if s in title]
+        if not spellings:
+            continue
+        shown = known if known is not None else display_path(absolute, cwd)
+        if known is None and os.path.isabs(shown):
+            continue  # outside cwd: the path keeps its absolute spelling
+        for spelling in spellings:
             if spelling != shown:
                 pairs.setdefault(spelling, shown)
-    # Most titles contain none of the paths: skip compiling a pattern (it dominated the per-call cost).
-    pairs = {spelling: shown for spelling, shown in pairs.items() if spelling in title}
     if not pairs:
         return title
     # Longest first: "/p/src/a.py" must win over its directory "/p/src" (alternation is ordered).
@@ -122,8 +123,17 @@ def card_title(title: str | None, paths: Iterable[str], ctx: WireContext, fallba
     relative to the cwd, or `fallback` (the tool's name) when there is no title."""
     if title is None or not title.strip():
         return one_line(fallback)[0] or "tool"
-    absolute = [resolve_path(p, ctx.cwd) for p in paths]
-    relative = _relativize_cwd_tokens(relativize_title(title, absolute, ctx.cwd), ctx.cwd)
-    if ctx.extra_roots:
-        relative = _relativize_root_tokens(relative, ctx.extra_roots, ctx.cwd)
+    if "/" not in title:
+        # No absolute path in it, so nothing to relativise (the usual title, "Read src/a.py").
+        return one_line(title)[0] or one_line(fallback)[0] or "tool"
+    return _card_title(title, tuple(paths), ctx.cwd, tuple(ctx.extra_roots), fallback)
+
+
+@lru_cache(maxsize=1024)
+def _card_title(title: str, paths: tuple[str, ...], cwd: str, roots: tuple[str, ...], fallback: str) -> str:
+    # Cached: a pure function of strings, asked again for every call on the same files.
+    absolute = [resolve_path(p, cwd) for p in paths]
+    relative = _relativize_cwd_tokens(relativize_title(title, absolute, cwd), cwd)
+    if roots:
+        relative = _relativize_root_tokens(relative, roots, cwd)
     return one_line(relative)[0] or one_line(fallback)[0] or "tool"
