@@ -1,7 +1,8 @@
 """An MCP tool as a `ToolDefinition`: the server's schema as sent, the call's body, its cards.
 
 The definition is registered in the session's `ToolScope` (never globally). Its parameters are an open
-raw schema (`open_parameters`): the model sees it as the server sent it, the registry checks only that
+raw schema (`open_parameters`): the model sees it as the server sent it (local `$ref`s inlined, which
+some model endpoints need: `schema_refs`), the registry checks only that
 the arguments are a JSON object, and the server validates them. The body calls the tool through its
 server (`ToolCaller`, which restarts a crashed server and reports progress); an `isError: true` result
 fails the call with the server's message; anything else becomes the bounded value of
@@ -29,6 +30,7 @@ from registry_core import (
 
 from .content import bound_result, error_message, model_content
 from .present import ToolFacts, call_view, result_view
+from .schema_refs import inline_local_refs
 
 CALL_TIMEOUT_MS: Final = 10 * 60 * 1000
 
@@ -52,9 +54,10 @@ def description_of(server: str, tool: Mapping[str, Any]) -> str:
 
 
 def parameters_of(tool: Mapping[str, Any]) -> dict[str, Any]:
-    """The input schema as sent; one without a `type` gets `object`, the only root MCP allows."""
+    """The input schema as sent, its local `$ref`s inlined (`schema_refs`); one without a `type` gets
+    `object`, the only root MCP allows."""
     schema = tool.get("inputSchema")
-    schema = dict(schema) if isinstance(schema, Mapping) else {}
+    schema = inline_local_refs(schema) if isinstance(schema, Mapping) else {}
     schema.setdefault("type", "object")
     return schema
 

@@ -5,6 +5,7 @@ permissions and mapping, with the editor and the model replaced by recorders (se
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -85,6 +86,23 @@ async def test_images_resources_and_structured_content_reach_the_card(
     assert "[image image/png]" in told["p1"].content
     assert "[Resource: guide.md](file:///docs/guide.md)" in told["r1"].content
     assert "note one" in told["r1"].content
+
+
+async def test_nested_models_reach_the_model_inlined_and_the_server_takes_the_call(
+    core_factory: Any, tmp_path: Path
+) -> None:
+    trip = {"traveller": "Ada", "stops": [{"city": "Lyon", "nights": 2}, {"city": "Turin", "nights": 1}]}
+    core: Core = core_factory([[{"tool_calls": [call("t1", "plan", trip=trip)]}, {"text": "done"}]])
+    session = core.session(tmp_path, [workbench_stdio()])
+    assert await session.prompt(TEXT) == "end_turn"
+
+    (tool,) = [t for t in core.backend.requests[0].tools if t.name == "mcp__bench__plan"]
+    sent = json.dumps(tool.parameters)
+    assert "$ref" not in sent and "$defs" not in sent  # the SDK sent `$defs` behind `$ref`s
+    stop = tool.parameters["properties"]["trip"]["properties"]["stops"]["items"]
+    assert stop["properties"]["nights"]["type"] == "integer"
+    assert set(stop["required"]) == {"city", "nights"}
+    assert results(core)["t1"].content == "Ada: Lyon (2), Turin (1)"
 
 
 async def test_an_error_result_is_a_failed_card_with_the_servers_message(

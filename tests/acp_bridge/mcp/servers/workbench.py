@@ -34,6 +34,7 @@ import anyio
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import ToolAnnotations
+from pydantic import BaseModel
 
 PNG_1X1 = base64.b64encode(
     bytes.fromhex(
@@ -87,6 +88,22 @@ def refs() -> types.CallToolResult:
             ),
         ]
     )
+
+
+class Stop(BaseModel):
+    city: str
+    nights: int
+
+
+class Trip(BaseModel):
+    traveller: str
+    stops: list[Stop]
+
+
+@server.tool()
+def plan(trip: Trip) -> str:
+    """Plan a trip (its schema nests models: the SDK sends them as `$defs` behind `$ref`s)."""
+    return f"{trip.traveller}: " + ", ".join(f"{s.city} ({s.nights})" for s in trip.stops)
 
 
 @server.tool(annotations=ToolAnnotations(destructive_hint=True))
