@@ -9,6 +9,13 @@ images.
   by URI, type and size, never dropped silently;
 - `image` blocks (and image blobs) as `ImageData`; whether the model can see them is the session's call.
 
+A prompt with more than text also keeps its blocks as the client sent them (`Prompt.blocks`), for the
+session log, so `session/load` replays what the user sent (their words and the attachment chips), not the
+text the model was given. They are bounded as the model's text is: a text resource carries the text the
+model got (cut with the same marker), a binary one is kept while all of them fit `CONTEXT_BUDGET_BYTES`
+and becomes a `resource_link` (its URI, name, type and size) past it; images are kept whole (the log
+stores each one once).
+
 Must not: accept content the agent does not advertise in `promptCapabilities` (audio): a block the
 model would never see is refused, naming the block, rather than dropped.
 """
@@ -17,11 +24,14 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
+
+from registry_core import JsonValue, snapshot
 
 from .errors import InvalidParams, quoted
+from .mapping import resource_name
 from .models import ImageData
 from .models.images import IMAGE_TYPES, decoded_size
 
@@ -42,6 +52,9 @@ class Prompt:
 
     text: str
     images: tuple[ImageData, ...] = ()
+    # The prompt's ACP content blocks as sent, bounded (see the module's docstring); None when they are
+    # all text: the text says all they did.
+    blocks: tuple[JsonValue, ...] | None = None
 
 
 def prompt_text(blocks: object) -> str:
@@ -61,11 +74,12 @@ def read_prompt(blocks: object, *, budget: int = CONTEXT_BUDGET_BYTES) -> Prompt
         part = _block(i, block, images)
         if part:
             parts.append(part)
-    _bound([p for p in parts if isinstance(p, _Resource)], budget)
+    resources = [p for p in parts if isinstance(p, _Resource)]
+    _bound(resources, budget)
     text = "\n\n".join(p if isinstance(p, str) else p.render() for p in parts)
     if not text.strip() and not images:
         raise InvalidParams("the prompt is empty: send at least one non-empty text or resource_link block")
-    return Prompt(text, tuple(images))
+    return Prompt(text, tuple(images), _logged(blocks, iter(resources), budget))
 
 
 @dataclass(slots=True)
@@ -183,6 +197,70 @@ def _bound(resources: list[_Resource], budget: int) -> None:
                 f"{head}\n[… {resource.omitted} bytes of this resource left out: the prompt's attachments "
                 f"are limited to {budget // 1024} KB; read the file for the rest …]\n{tail}"
             )
+
+
+def _logged(blocks: list[Any], resources: Iterator[_Resource], budget: int) -> tuple[JsonValue, ...] | None:
+    """The prompt's blocks (already read, so well-formed) as the session log keeps them: each with the
+    fields the ACP schema gives its type, a text resource with the text the model got (`resources`, in
+    order), a binary one as a `resource_link` once the blobs kept would pass `budget`. None when every
+    block is text."""
+    if all(block["type"] == "text" for block in blocks):
+        return None
+    blob_room = budget
+    logged: list[dict[str, Any]] = []
+    for block in blocks:
+        kind = block["type"]
+        if kind == "text":
+            logged.append({"type": "text", "text": block["text"]})
+        elif kind == "image":
+            logged.append(_fields(block, "image", ("data", "mimeType", "uri")))
+        elif kind == "resource_link":
+            link = _fields(
+                block, "resource_link", ("uri", "name", "title", "description", "mimeType", "size")
+            )
+            link.setdefault("name", resource_name(block["uri"]))
+            logged.append(link)
+        elif isinstance(block["resource"].get("text"), str):
+            resource = next(resources)
+            kept = _fields(block["resource"], None, ("uri", "mimeType"))
+            logged.append({"type": "resource", "resource": {**kept, "text": resource.text}})
+        else:
+            embedded = block["resource"]
+            blob, mime = embedded["blob"], embedded.get("mimeType")
+            # An image's blob is one of the prompt's images, which the log keeps anyway.
+            counted = 0 if mime in IMAGE_TYPES else len(blob)
+            if counted > blob_room:
+                logged.append(_blob_link(embedded["uri"], mime, blob))
+                continue
+            blob_room -= counted
+            logged.append(
+                {"type": "resource", "resource": _fields(embedded, None, ("uri", "mimeType", "blob"))}
+            )
+    return tuple(snapshot(block) for block in logged)
+
+
+def _fields(block: Mapping[str, Any], kind: str | None, names: tuple[str, ...]) -> dict[str, Any]:
+    """`block`'s fields among `names` that have their schema type (`size` an integer, the rest strings)."""
+    kept: dict[str, Any] = {"type": kind} if kind is not None else {}
+    for name in names:
+        value = block.get(name)
+        wanted = (
+            isinstance(value, int) and not isinstance(value, bool)
+            if name == "size"
+            else isinstance(value, str)
+        )
+        if wanted:
+            kept[name] = value
+    return kept
+
+
+def _blob_link(uri: str, mime: object, blob: str) -> dict[str, Any]:
+    """A binary resource too large to keep, as a link naming it."""
+    link: dict[str, Any] = {"type": "resource_link", "uri": uri, "name": resource_name(uri)}
+    if isinstance(mime, str) and mime:
+        link["mimeType"] = mime
+    link["size"] = decoded_size(blob)
+    return link
 
 
 def _water_level(sizes: list[int], budget: int) -> int:

@@ -2,10 +2,12 @@
 the same updates the live turn sent, through the same presenters and the same mapping, so a reloaded
 session looks as it did (tests compare the folded cards of both).
 
-Each stored event (`session_log`) has one handler here. The permission state, the model choice and the
-usage the log ends with are handed back to the session, which restores them after the conversation. A
-compaction rewrites the rebuilt history as it did live (`compaction.apply`), so the model gets the
-compacted context, and is shown where it happened. A program's nested calls (Code Mode
+Each stored event (`session_log`) has one handler here. A prompt is shown as the user sent it: one
+`user_message_chunk` per content block it logged (text, resource_link, resource, image), or, logged
+without its blocks (text alone, or an older log), its text and then its images. The permission state, the
+model choice and the usage the log ends with are handed back to the session, which restores them after
+the conversation. A compaction rewrites the rebuilt history as it did live (`compaction.apply`), so the
+model gets the compacted context, and is shown where it happened. A program's nested calls (Code Mode
 sub-calls, `CodeDispatched`) get their own cards under the program's, and the program's card lists them,
 as live; they are no part of the model's history.
 
@@ -203,6 +205,13 @@ class _Player:
         if self.first_prompt is None:
             self.first_prompt = event.text
         self.host.history.append(UserMessage(event.text, event.images))
+        if event.blocks is not None:
+            # The prompt as the user sent it, block by block (their words, the files they attached).
+            for block in event.blocks:
+                chunk = mapping.user_content_chunk(block, max_bytes=self.host.wire.max_update_bytes)
+                if chunk is not None:
+                    self.host.send(chunk)
+            return
         if event.text:
             self.host.send(mapping.user_message_chunk(event.text))
         for image in event.images:

@@ -58,17 +58,26 @@ class SessionHeader:
 
 @dataclass(frozen=True, slots=True)
 class UserPrompt:
-    """A prompt's text, as the model was given it, and the images attached to it. Starts a turn."""
+    """A prompt's text, as the model was given it, and the images attached to it. Starts a turn.
+
+    `blocks`: the prompt's ACP content blocks as the client sent them (bounded by `prompt_blocks`), for
+    a replay to show; None for a prompt of text alone, and in logs older than the field. On disk an image
+    is stored once: a block whose image is one of `images` (an `image` block, or a `resource` whose blob
+    it is) names it by its index there (`imageRef`) instead of repeating its data."""
 
     KIND: ClassVar[str] = "user"
 
     text: str
     images: tuple[ImageData, ...] = ()
+    blocks: tuple[JsonValue, ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.KIND, "text": self.text}
         if self.images:
             out["images"] = [{"mimeType": i.mime_type, "data": i.data} for i in self.images]
+        if self.blocks is not None:
+            refs = {image.data: index for index, image in reversed(list(enumerate(self.images)))}
+            out["blocks"] = [_with_image_ref(thaw(block), refs) for block in self.blocks]
         return out
 
     @staticmethod
@@ -81,7 +90,44 @@ class UserPrompt:
             and isinstance(i.get("mimeType"), str)
             and isinstance(i.get("data"), str)
         )
-        return UserPrompt(str(raw["text"]), images)
+        blocks = raw.get("blocks")
+        return UserPrompt(
+            str(raw["text"]),
+            images,
+            tuple(_with_image_data(b, images) for b in blocks if isinstance(b, Mapping))
+            if isinstance(blocks, list)
+            else None,
+        )
+
+
+_IMAGE_REF = "imageRef"
+
+
+def _image_holder(block: Mapping[str, Any]) -> tuple[object, str]:
+    """Where a block would hold an image's data: a resource's `blob`, or the block's own `data`."""
+    return (block.get("resource"), "blob") if block.get("type") == "resource" else (block, "data")
+
+
+def _with_image_ref(block: dict[str, Any], refs: Mapping[str, int]) -> dict[str, Any]:
+    """A block as stored: an image's data that is one of the prompt's images replaced by its index
+    among them."""
+    holder, key = _image_holder(block)
+    data = holder.get(key) if isinstance(holder, dict) else None
+    if isinstance(holder, dict) and isinstance(data, str) and data in refs:
+        del holder[key]
+        holder[_IMAGE_REF] = refs[data]
+    return block
+
+
+def _with_image_data(block: Mapping[str, Any], images: tuple[ImageData, ...]) -> JsonValue:
+    """A stored block with its image data back in place. A reference to no image is left as it is: the
+    replay passes over a block it cannot show."""
+    holder, key = _image_holder(block)
+    ref = holder.get(_IMAGE_REF) if isinstance(holder, Mapping) else None
+    if not isinstance(holder, Mapping) or type(ref) is not int or not 0 <= ref < len(images):
+        return snapshot(block)
+    restored = {k: v for k, v in holder.items() if k != _IMAGE_REF} | {key: images[ref].data}
+    return snapshot({**block, "resource": restored} if key == "blob" else restored)
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,7 +59,7 @@ from .compaction import DEFAULT_COMPACT_AT, Compactor
 from .config_options import SessionControls
 from .errors import AuthRequired, InternalError, InvalidParams, InvalidRequest, ResourceNotFound, quoted
 from .mapping import WireContext
-from .models import ImageData, Message, ModelBackend, ModelError, Usage
+from .models import Message, ModelBackend, ModelError, Usage
 from .models.catalog import CatalogSettings, ModelCatalog, Price
 from .models.images import vision_by_name
 from .permission_log import RecordedPermissions, permissions_record
@@ -74,7 +74,7 @@ from .permissions import (
     SessionPermissions,
 )
 from .processes import SessionResources
-from .prompt_blocks import read_prompt
+from .prompt_blocks import Prompt, read_prompt
 from .questions import SessionQuestions
 from .replay import replay
 from .rules_store import ProjectPermissions, ProjectRules
@@ -370,7 +370,7 @@ class Session:
             self.title, self.title_source = title_from_prompt(text), "prompt"
             self._title_told = self.title is None
         try:
-            return await self._run_turn(prompt.text, prompt.images, vision, compact_focus)
+            return await self._run_turn(prompt, vision, compact_focus)
         finally:
             self.tell_info(activity=True)
 
@@ -380,9 +380,7 @@ class Session:
         configured = self.manager.config.vision
         return configured if configured is not None else vision_by_name(self.backend.name)
 
-    async def _run_turn(
-        self, text: str, images: tuple[ImageData, ...], vision: bool, compact_focus: str | None
-    ) -> StopReason:
+    async def _run_turn(self, prompt: Prompt, vision: bool, compact_focus: str | None) -> StopReason:
         self.compactor.suppressed = False  # a new prompt may try a failed threshold compaction again
         turn = Turn(
             self,
@@ -398,7 +396,11 @@ class Session:
         # whose tool ignores the cancel must be left behind instead (`_give_up`, then `Turn.detach`): the
         # prompt answers `cancelled` within `CANCEL_GRACE` and the session takes the next prompt while
         # the stuck task ends in the background. Outliving its parent is what that task is for.
-        work = turn.run(text, images) if compact_focus is None else turn.run_compaction(compact_focus or None)
+        work = (
+            turn.run(prompt.text, prompt.images, prompt.blocks)
+            if compact_focus is None
+            else turn.run_compaction(compact_focus or None)
+        )
         task = asyncio.ensure_future(work)
         self._task = task
         abandon = self._abandon = asyncio.get_running_loop().create_future()

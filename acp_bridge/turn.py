@@ -36,6 +36,7 @@ from registry_core import (
     CancelReason,
     CancelSignal,
     CodeDispatchEvent,
+    JsonValue,
     NestedCallProgress,
     StatusProgress,
     TerminalCallView,
@@ -303,11 +304,15 @@ class Turn:
 
     # --- the loop ---------------------------------------------------------------------------------
 
-    async def run(self, user_text: str, images: tuple[ImageData, ...] = ()) -> StopReason:
+    async def run(
+        self, user_text: str, images: tuple[ImageData, ...] = (), blocks: tuple[JsonValue, ...] | None = None
+    ) -> StopReason:
         """Run the prompt to its stop reason. Each step's text, thought and calls join the history and the
         log as one assistant message, with its calls in the order the model asked; a step's token usage
         becomes a `usage_update` (when the host reports one), and the host may compact the history before
-        a step. However the turn ends, its open cards are closed (`_settle_leftovers`)."""
+        a step. However the turn ends, its open cards are closed (`_settle_leftovers`). `blocks`: the
+        prompt's content blocks as the client sent them (`prompt_blocks.Prompt.blocks`), logged with it
+        for a replay to show."""
         host = self.host
         servers = host.mcp
         if servers is not None:
@@ -319,7 +324,7 @@ class Turn:
                 return "cancelled" if self.cancelled else "end_turn"
             user_text = prepared
         self.history.append(UserMessage(user_text, images))
-        self._record(UserPrompt(user_text, images))
+        self._record(UserPrompt(user_text, images, blocks))
         registry = host.scope.registry
         tools, tools_version = self._tools(), registry.tools_version
         try:

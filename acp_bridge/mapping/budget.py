@@ -53,6 +53,10 @@ def _shrinkable(update: dict[str, Any]) -> list[tuple[Any, Any]]:
     content = update.get("content")
     if isinstance(content, dict) and isinstance(content.get("text"), str):
         leaves.append((content, "text"))
+    elif isinstance(content, dict) and isinstance(content.get("resource"), dict):
+        resource = content["resource"]  # a replayed prompt's embedded text resource
+        if isinstance(resource.get("text"), str):
+            leaves.append((resource, "text"))
     elif isinstance(content, list):
         for block in content:
             inner = block.get("content") if isinstance(block, dict) else None

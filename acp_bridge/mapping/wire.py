@@ -46,6 +46,7 @@ class ImageContent(TypedDict):
     type: Literal["image"]
     data: str
     mimeType: str
+    uri: NotRequired[str]
 
 
 class ResourceLinkContent(TypedDict, total=False):
@@ -68,11 +69,20 @@ class TextResource(TypedDict, total=False):
     mimeType: str
 
 
+class BlobResource(TypedDict, total=False):
+    """An embedded resource's bytes, base64 (ACP `BlobResourceContents`)."""
+
+    uri: Required[str]
+    blob: Required[str]
+    mimeType: str
+
+
 class EmbeddedResourceContent(TypedDict):
-    """An ACP `ContentBlock` of type resource: a resource whose text is embedded."""
+    """An ACP `ContentBlock` of type resource: a resource whose text (or, in a replayed prompt, bytes)
+    is embedded."""
 
     type: Literal["resource"]
-    resource: TextResource
+    resource: TextResource | BlobResource
 
 
 class ContentItem(TypedDict):
@@ -225,10 +235,11 @@ class ToolCallProgress(ToolCallUpdate):
 
 
 class MessageChunk(TypedDict):
-    """A piece of the agent's answer, of its thoughts, or (replayed) of the user's prompt."""
+    """A piece of the agent's answer, of its thoughts, or (replayed) of the user's prompt: any block the
+    user sent."""
 
     sessionUpdate: ChunkKind
-    content: TextContent | ImageContent
+    content: TextContent | ImageContent | ResourceLinkContent | EmbeddedResourceContent
     messageId: NotRequired[str]
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from acp_bridge.channel import ClientCapabilities, PermissionOutcome
-from acp_bridge.models import ScriptedBackend, ToolCallRequest, parse_script
+from acp_bridge.models import ImageData, ScriptedBackend, ToolCallRequest, parse_script
 from acp_bridge.permissions import PolicyConfig
 from acp_bridge.session_log import (
     AssistantStep,
@@ -240,6 +240,29 @@ def test_each_record_round_trips_through_its_stored_form() -> None:
         assert decode(json.loads(_stored_form(record.to_json()))) == record
     header = SessionHeader(SESSION_ID, "/w", ("/w", "/x"), "2026-01-01T00:00:00Z")
     assert SessionHeader.from_json(json.loads(_stored_form(header.to_json()))) == header
+
+
+def test_a_prompts_blocks_round_trip_with_each_image_stored_once() -> None:
+    png = "iVBORw0KGgo="
+    blocks = (
+        {"type": "text", "text": "Look"},
+        {"type": "resource_link", "uri": "file:///w/a.txt", "name": "a.txt"},
+        {"type": "image", "mimeType": "image/png", "data": png},
+        {"type": "resource", "resource": {"uri": "file:///w/b.png", "mimeType": "image/png", "blob": png}},
+    )
+    record = UserPrompt("Look\n\n[Resource: a.txt](file:///w/a.txt)", (ImageData("image/png", png),) * 2,
+                        tuple(snapshot(b) for b in blocks))  # fmt: skip
+    stored = record.to_json()
+    assert stored["blocks"][2:] == [
+        {"type": "image", "mimeType": "image/png", "imageRef": 0},
+        {"type": "resource", "resource": {"uri": "file:///w/b.png", "mimeType": "image/png", "imageRef": 0}},
+    ]
+    assert decode(json.loads(_stored_form(stored))) == record
+    # A reference to no image is passed over by the replay (the block has no data to show).
+    dangling = decode({**stored, "images": []})
+    assert isinstance(dangling, UserPrompt) and dangling.blocks is not None
+    assert dangling.blocks[2] == {"type": "image", "mimeType": "image/png", "imageRef": 0}
+    assert decode({"type": "user", "text": "hi", "blocks": "not a list"}) == UserPrompt("hi")
 
 
 async def test_the_bridge_writes_the_same_log_as_before(

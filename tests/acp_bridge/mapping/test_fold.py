@@ -5,6 +5,7 @@ through the ACP SDK (as the demo receives them) fold to the same cards."""
 
 from __future__ import annotations
 
+import io
 from typing import Any
 
 from acp import schema
@@ -12,6 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acp_bridge import mapping
+from acp_bridge.demo_render import CardPrinter, Style
+from acp_bridge.lsp.derive import UpdateView
 from acp_bridge.mapping import (
     Card,
     CardPatch,
@@ -246,6 +249,31 @@ def test_the_other_updates_read_as_typed_events() -> None:
     assert read_update(plan) == PlanChange(({"content": "fix", "priority": "high", "status": "in_progress"},))
     assert read_update(mapping.usage_update(1, 2)) is None  # no face shows it
     assert read_update(mapping.available_commands([("mode", "Set the mode", None)])) is None
+
+
+def test_a_replayed_prompts_blocks_read_as_user_chunks_the_faces_pass_over() -> None:
+    """A prompt replayed as the user sent it (a link, an embedded file, an image): the fold reads each
+    block as a user chunk (its text when it is one), as sent and after the SDK; the LSP face and the demo
+    show no user chunk, and none of them trips on a block that is not text."""
+    blocks = [
+        {"type": "text", "text": "Explain"},
+        {"type": "resource_link", "uri": "file:///w/a.txt", "name": "a.txt"},
+        {"type": "resource", "resource": {"uri": "file:///w/b.py", "text": "x = 1\n"}},
+        {"type": "resource", "resource": {"uri": "file:///w/c.bin", "blob": "AAEC"}},
+        {"type": "image", "mimeType": "image/png", "data": "aGk="},
+    ]
+    chunks = [mapping.user_content_chunk(block) for block in blocks]
+    expected = [TextChunk("user_message_chunk", "Explain"), *[TextChunk("user_message_chunk", None)] * 4]
+    assert [read_update(chunk) for chunk in chunks if chunk is not None] == expected
+    assert [read_update(chunk) for chunk in _through_the_sdk(chunks)] == expected
+    view = UpdateView(progress=True, follow=True)
+    assert [view.feed("s", chunk) for chunk in chunks if chunk is not None] == [[]] * 5
+    out = io.StringIO()
+    printer = CardPrinter(out, Style(enabled=False), cwd=CWD, interactive=False)
+    for chunk in chunks:
+        assert chunk is not None
+        printer.update(chunk)
+    assert out.getvalue() == ""
 
 
 def test_malformed_fields_read_as_absent() -> None:

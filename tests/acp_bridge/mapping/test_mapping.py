@@ -38,6 +38,7 @@ from acp_bridge.mapping import (
     tool_call_started,
     tool_call_status,
     usage_update,
+    user_content_chunk,
     user_message_chunk,
 )
 from registry_core import ToolFailureInfo, ToolResult
@@ -1121,6 +1122,52 @@ def test_message_chunks(fn: Any, kind: str) -> None:
     with_id = fn("x", message_id="m1")
     assert with_id["messageId"] == "m1"
     assert_wire_update(with_id)
+
+
+PROMPT_BLOCKS: list[dict[str, Any]] = [
+    {"type": "text", "text": "Explain:"},
+    {"type": "resource_link", "uri": "file:///w/a.txt", "name": "a.txt", "title": "A",
+     "mimeType": "text/plain", "description": "the notes", "size": 12},
+    {"type": "resource",
+     "resource": {"uri": "file:///w/b.py", "mimeType": "text/x-python", "text": "x = 1\n"}},
+    {"type": "resource", "resource": {"uri": "file:///w/c.bin", "blob": "AAEC"}},
+    {"type": "image", "mimeType": "image/png", "data": "aGk=", "uri": "file:///w/d.png"},
+]  # fmt: skip
+
+
+def test_a_replayed_prompts_blocks_become_user_chunks_as_they_were_sent() -> None:
+    for block in PROMPT_BLOCKS:
+        update = user_content_chunk(block)
+        assert update == {"sessionUpdate": "user_message_chunk", "content": block}
+        assert_wire_update(update)
+    for junk in ({"type": "audio"}, {"type": "text"}, {"type": "resource", "resource": {"text": "no uri"}},
+                 {"type": "image", "data": "aGk="}, {"type": "resource_link", "name": "no uri"}):  # fmt: skip
+        assert user_content_chunk(junk) is None
+
+
+def test_a_replayed_prompts_blocks_stay_within_the_payload_budget() -> None:
+    text = user_content_chunk(
+        {"type": "resource", "resource": {"uri": "file:///w/big.log", "text": "y" * 50_000}}, max_bytes=4096
+    )
+    assert text is not None and len(json.dumps(text)) <= 4096
+    assert text["content"]["type"] == "resource" and "truncated" in json.dumps(text)
+    blob = user_content_chunk(
+        {"type": "resource", "resource": {"uri": "file:///w/a%20b.zip", "mimeType": "application/zip",
+                                          "blob": "A" * 8000}},
+        max_bytes=4096,
+    )  # fmt: skip
+    assert blob == {
+        "sessionUpdate": "user_message_chunk",
+        "content": {"type": "resource_link", "uri": "file:///w/a%20b.zip", "name": "a b.zip", "size": 6000,
+                    "mimeType": "application/zip"},
+    }  # fmt: skip
+    image = user_content_chunk({"type": "image", "mimeType": "image/png", "data": "A" * 8000}, max_bytes=4096)
+    assert image is not None and image["content"] == {
+        "type": "text",
+        "text": "[image image/png, 6000 bytes: too large to show]",
+    }
+    for update in (text, blob, image):
+        assert_wire_update(update)
 
 
 # === golden: every update the module can produce validates against the SDK ============================

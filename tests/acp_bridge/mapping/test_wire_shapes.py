@@ -132,6 +132,12 @@ def _others() -> list[Any]:
         mapping.agent_message_chunk("hi", message_id="m1"),
         mapping.agent_thought_chunk("hm"),
         mapping.user_message_chunk("x" * 5000, max_bytes=1024),
+        mapping.user_content_chunk({"type": "resource_link", "uri": "file:///a", "name": "a", "size": 1}),
+        mapping.user_content_chunk({"type": "resource", "resource": {"uri": "file:///b", "text": "b"}}),
+        mapping.user_content_chunk({"type": "resource", "resource": {"uri": "file:///c", "blob": "AAEC"}}),
+        mapping.user_content_chunk(
+            {"type": "image", "mimeType": "image/png", "data": "aGk=", "uri": "file:///d"}
+        ),
         mapping.plan_from_result(ToolResult(text("ok"), False, meta=todos)),
         mapping.mode_update("plan"),
         mapping.usage_update(10, 100),

@@ -1,11 +1,13 @@
 """What users attach reaches the model: embedded resources (text with its URI, bounded; binary described),
 images (to a vision model as OpenAI `image_url` data URLs; a model without vision refuses the prompt,
-saying why), and images a tool returns (a `read` of a PNG: on the card, and to the model)."""
+saying why), and images a tool returns (a `read` of a PNG: on the card, and to the model). The session log
+keeps a prompt's blocks as the user sent them (bounded), so `session/load` replays them as sent."""
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import json
 from pathlib import Path
 from typing import Any
 
@@ -193,3 +195,145 @@ async def test_a_prompts_image_is_stored_replayed_by_load_and_seen_again_after_a
     ]
     assert await again.prompt(session_id, "what did I show you?") == "end_turn"
     assert "I was given 1 image(s): image/png 6×7" in text_of(again.updates(session_id))
+
+
+def _user_chunks(bridge: Bridge, session_id: str) -> list[dict[str, Any]]:
+    return [u["content"] for u in bridge.updates(session_id) if u["sessionUpdate"] == "user_message_chunk"]
+
+
+def _logged_prompts(state_home: Path, session_id: str) -> list[dict[str, Any]]:
+    log = state_home / "acp-bridge" / "sessions" / f"{session_id}.jsonl"
+    events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    return [event for event in events if event.get("type") == "user"]
+
+
+async def test_load_replays_a_prompt_with_attachments_as_the_blocks_the_user_sent(
+    bridges: StartBridge, server: FakeOpenAIServer, tmp_path: Path, workspace: Path
+) -> None:
+    """What Zed sends for "@a.txt @app.py explain, and this screenshot": the user's words, a link, an
+    embedded file and an image come back as those four chips, not as the text the model was given; and
+    the model's context after the load is the one it had before."""
+    png = write_png(tmp_path / "shot.png", 3, 4)
+    blocks = [
+        {"type": "text", "text": "Explain these, and the screenshot:"},
+        {
+            "type": "resource_link",
+            "uri": f"file://{workspace}/a.txt",
+            "name": "a.txt",
+            "mimeType": "text/plain",
+        },
+        {
+            "type": "resource",
+            "resource": {
+                "uri": f"file://{workspace}/app.py",
+                "mimeType": "text/x-python",
+                "text": "print(1)\n",
+            },
+        },
+        _image_block(png),
+    ]
+    server.enqueue(chat(text="Two files and a grey square."), chat(text="Nothing else."))
+    live = await openai_bridge(bridges, server, "--vision")
+    session_id = await live.new_session(workspace)
+    assert await _prompt(live, session_id, blocks) == "end_turn"
+    assert await live.prompt(session_id, "Anything else?") == "end_turn"
+    context_before = sent_messages(server, 1)
+    await live.stop()
+
+    server.enqueue(chat(text="Nothing else."))
+    again = await openai_bridge(bridges, server, "--vision")
+    await again.conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+    assert _user_chunks(again, session_id) == [*blocks, {"type": "text", "text": "Anything else?"}]
+    assert again.schema_errors == []
+    assert await again.prompt(session_id, "Anything else?") == "end_turn"
+    # The context the model had live, then the exchange that followed it.
+    continued = [
+        {"role": "assistant", "content": "Nothing else."},
+        {"role": "user", "content": "Anything else?"},
+    ]
+    assert sent_messages(server, 2) == [*context_before, *continued]
+
+
+async def test_an_oversized_attachment_is_bounded_in_the_log_and_replayed_as_the_model_saw_it(
+    bridges: StartBridge, tmp_path: Path, workspace: Path, state_home: Path
+) -> None:
+    big = "".join(f"line {n:06d}\n" for n in range(60_000))  # 720 KB
+    archive = base64.b64encode(b"PK\x03\x04" + bytes(400_000)).decode()  # 400 KB of zip
+    blocks = [
+        {"type": "text", "text": "Summarise"},
+        {"type": "resource", "resource": {"uri": "file:///logs/big.log", "text": big}},
+        {
+            "type": "resource",
+            "resource": {"uri": "file:///dl/a.zip", "mimeType": "application/zip", "blob": archive},
+        },
+    ]
+    script = write_script(tmp_path / "s.json", [[{"text": "Summarised."}]])
+    live = await bridges(model=script)
+    await live.initialize()
+    session_id = await live.new_session(workspace)
+    assert await _prompt(live, session_id, blocks) == "end_turn"
+    await live.stop()
+
+    (prompt,) = _logged_prompts(state_home, session_id)
+    # The blocks add about one budget to the line (what the model was given), not the megabyte sent.
+    assert len(json.dumps(prompt["blocks"])) < 1.2 * CONTEXT_BUDGET_BYTES
+    text, resource, link = prompt["blocks"]
+    assert text == blocks[0]
+    kept = resource["resource"]["text"]
+    assert kept.startswith("line 000000") and kept.rstrip().endswith("line 059999")
+    assert "bytes of this resource left out" in kept and len(kept) < CONTEXT_BUDGET_BYTES + 1_000
+    assert link == {
+        "type": "resource_link", "uri": "file:///dl/a.zip", "name": "a.zip",
+        "mimeType": "application/zip", "size": 400_004,
+    }  # fmt: skip
+
+    again = await bridges(model=script)
+    await again.initialize()
+    await again.conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+    assert _user_chunks(again, session_id) == [
+        text,
+        {"type": "resource", "resource": {"uri": "file:///logs/big.log", "text": kept}},
+        link,
+    ]
+    assert again.schema_errors == []
+
+
+async def test_a_log_with_prompts_logged_before_and_after_their_blocks_were_kept_replays_each(
+    bridges: StartBridge, server: FakeOpenAIServer, tmp_path: Path, workspace: Path, state_home: Path
+) -> None:
+    """A prompt logged without its blocks (by an older bridge) replays as it always did, its text then
+    its images; one logged with them replays them; both give the model the text they logged."""
+    png = base64.b64encode(write_png(tmp_path / "shot.png")).decode()
+    session_id = "sess_" + "0" * 31 + "7"
+    link = {"type": "resource_link", "uri": f"file://{workspace}/a.txt", "name": "a.txt"}
+    lines = [
+        {"type": "session", "sessionId": session_id, "cwd": str(workspace), "roots": [str(workspace)],
+         "createdAt": "2026-01-01T00:00:00+00:00"},
+        {"type": "user", "text": "Old prompt", "images": [{"mimeType": "image/png", "data": png}]},
+        {"type": "assistant", "text": "Seen.", "thought": "", "toolCalls": []},
+        {"type": "user", "text": f"New prompt\n\n[Resource: a.txt](file://{workspace}/a.txt)",
+         "blocks": [{"type": "text", "text": "New prompt"}, link]},
+        {"type": "assistant", "text": "Read.", "thought": "", "toolCalls": []},
+    ]  # fmt: skip
+    sessions = state_home / "acp-bridge" / "sessions"
+    sessions.mkdir(parents=True)
+    (sessions / f"{session_id}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+    server.enqueue(chat(text="ok"))
+    bridge = await openai_bridge(bridges, server, "--vision")
+    await bridge.conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+    assert _user_chunks(bridge, session_id) == [
+        {"type": "text", "text": "Old prompt"},
+        {"type": "image", "mimeType": "image/png", "data": png},
+        {"type": "text", "text": "New prompt"},
+        link,
+    ]
+    assert bridge.schema_errors == []
+    assert await bridge.prompt(session_id, "Next") == "end_turn"
+    said = [m["content"] for m in sent_messages(server, 0) if m["role"] == "user"]
+    assert said == [
+        [{"type": "text", "text": "Old prompt"},
+         {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{png}"}}],
+        f"New prompt\n\n[Resource: a.txt](file://{workspace}/a.txt)",
+        "Next",
+    ]  # fmt: skip
