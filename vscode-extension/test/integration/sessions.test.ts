@@ -113,11 +113,14 @@ describe("sessions vs the real bridge", () => {
     await again.conn.loadSession(h.sessionId, ws);
     const user = again.store.state.timeline.find((i) => i.type === "user");
     assert.ok(user && user.type === "user", JSON.stringify(again.store.state.timeline));
-    assert.match(user.text, /look at these/);
-    // The bridge replays the prompt as its model got it: the selection's text inlined with its URI, the
-    // mention as a link, the image as an image.
-    assert.ok(user.text.includes(`${ws}/app.py#L1-2`) && user.text.includes("b = 2"), user.text);
-    assert.ok(user.text.includes(`file://${ws}/app.py`), user.text);
-    assert.deepEqual(user.blocks.map((b) => b.type), ["image"]);
+    // The bridge replays the prompt as the user sent it (the view shows the same chips as it did live):
+    // the typed text, then the selection, the image and the mention, each its own block.
+    assert.equal(user.text, "look at these");
+    assert.deepEqual(user.blocks.map((b) => b.type), ["resource", "image", "resource_link"]);
+    const [shownSelection, shownImage, shownMention] = user.blocks;
+    assert.ok(shownSelection?.type === "resource" && shownSelection.resource.uri === selection.resource.uri, JSON.stringify(shownSelection));
+    assert.ok("text" in shownSelection.resource && shownSelection.resource.text.includes("b = 2"), JSON.stringify(shownSelection));
+    assert.ok(shownImage?.type === "image" && shownImage.data === png, JSON.stringify(shownImage));
+    assert.ok(shownMention?.type === "resource_link" && shownMention.uri === mention.uri, JSON.stringify(shownMention));
   });
 });
