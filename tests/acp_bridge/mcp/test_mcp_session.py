@@ -137,6 +137,9 @@ async def test_a_cancelled_call_tells_the_server(core_factory: Any, tmp_path: Pa
     session = core.session(tmp_path, [workbench_stdio()])
     running = asyncio.ensure_future(session.prompt(TEXT))
     await wait_until(lambda: any(u.get("status") == "in_progress" for u in core.channel.of("w1")))
+    # The card is in progress before the request reaches the server, and a cancel before that has nothing
+    # to tell it: wait until the server runs the call.
+    await wait_until(lambda: Path(f"{marker}.started").exists())
     session.cancel()
     assert await asyncio.wait_for(running, 10) == "cancelled"
     assert core.channel.card("w1")["status"] == "failed"

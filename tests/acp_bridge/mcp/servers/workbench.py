@@ -125,7 +125,9 @@ async def count(steps: int, ctx: Context) -> str:
 
 @server.tool()
 async def wait(marker: str) -> str:
-    """Wait until cancelled."""
+    """Wait until cancelled (`<marker>.started` says the call reached the server, `marker` that it was
+    cancelled there)."""
+    Path(marker + ".started").write_text("started")  # noqa: ASYNC240 - before the first await, on purpose
     try:
         await anyio.sleep(3600)
     except anyio.get_cancelled_exc_class():
