@@ -18,7 +18,6 @@ Must not: import a face or the core, know JSON-RPC envelopes, or write anything 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import stat
@@ -26,6 +25,8 @@ import sys
 from collections import deque
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from .json_bytes import dumps
 
 log = logging.getLogger(__name__)
 
@@ -63,13 +64,9 @@ def watchable(fd: int) -> bool:
 
 def encode_frame(message: Mapping[str, Any]) -> bytes:
     """One newline-delimited JSON frame."""
-    # `default=str` so an exotic value in an error's data can never kill the writer; "replace" because a
-    # lone surrogate (from undecodable tool output) is not encodable as UTF-8.
-    return _encode(message).encode("utf-8", "replace") + b"\n"
-
-
-# One encoder for every frame: `json.dumps` with options builds a new one per call.
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
+    # An exotic value in an error's data is spelled as its `str()` and a lone surrogate (from undecodable
+    # tool output) as "?" (`json_bytes.dumps`): nothing a tool returns can kill the writer.
+    return dumps(message) + b"\n"
 
 
 class _WriteProtocol(asyncio.BaseProtocol):

@@ -30,11 +30,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from .errors import quoted
+from .json_bytes import dumps
 from .session_log import SessionHeader, SessionInfoChanged
 
 log = logging.getLogger(__name__)
-# Built once (every event of every session passes here): `json.dumps` with options builds one per call.
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
 
 SESSION_ID = re.compile(r"^sess_[0-9a-f]{32}$")
 INFO_SUFFIX = ".info.json"
@@ -49,7 +48,7 @@ class SessionStore:
 
     def __init__(self, state_dir: str | os.PathLike[str]) -> None:
         self.root = Path(state_dir).expanduser() / "sessions"
-        self._files: dict[str, IO[str]] = {}
+        self._files: dict[str, IO[bytes]] = {}
         self._headers: dict[str, dict[str, Any]] = {}  # sessions begun that have no event yet
 
     def _path(self, session_id: str) -> Path:
@@ -94,9 +93,9 @@ class SessionStore:
             handle = self._files.get(session_id)
             if handle is None:
                 self.root.mkdir(parents=True, exist_ok=True)
-                handle = open(self._path(session_id), "a", encoding="utf-8")  # noqa: SIM115 - kept open
+                handle = open(self._path(session_id), "ab")  # noqa: SIM115 - kept open
                 self._files[session_id] = handle
-            handle.write(_encode(event) + "\n")
+            handle.write(dumps(event) + b"\n")
             handle.flush()
         except (OSError, ValueError) as exc:
             log.warning("session log of %s not written: %s", session_id, exc)
@@ -140,13 +139,15 @@ class SessionStore:
         """(header, events) of a stored session, or None when there is none (or the id is not ours)."""
         try:
             path = self._path(session_id)
-            lines = path.read_text(encoding="utf-8").splitlines()
+            # Split at line feeds only: `splitlines` also splits at U+2028 and U+0085, which the encoder
+            # leaves unescaped inside strings (a file's text), and would cut such an event in two.
+            lines = path.read_bytes().split(b"\n")
         except (OSError, ValueError):
             return None
         events = []
         for number, line in enumerate(lines, 1):
             try:
-                event = json.loads(line)
+                event = json.loads(line) if line.strip() else None
             except ValueError:
                 log.warning("%s:%d is not a JSON line; skipped", path, number)
                 continue

@@ -1,7 +1,8 @@
 """The floor: the least an ACP agent over stdio can do for the bridge's benchmark turns, in raw asyncio.
 
 No registry, no tools, no model, no validation: newline-delimited JSON-RPC on stdin/stdout (ACP's stdio
-transport), answering `initialize`, `session/new` and a `session/prompt` whose text names files to read
+transport), encoded with orjson as the bridge's are (`acp_bridge/json_bytes.py`), answering
+`initialize`, `session/new` and a `session/prompt` whose text names files to read
 (whitespace-separated, relative to the session's cwd). For each file it sends what the bridge sends for a
 `read` call: a `tool_call` (pending) and a `tool_call_update` (completed, with the file's text as a content
 block and its location), then answers `end_turn`. Whatever the bridge costs above this is the price of
@@ -18,7 +19,7 @@ import os
 import sys
 from typing import Any
 
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+import orjson
 
 
 def _read(path: str) -> str:
@@ -33,7 +34,7 @@ class FloorAgent:
         self.sessions: dict[str, str] = {}  # session id → cwd
 
     def send(self, message: dict[str, Any]) -> None:
-        self.writer.write(_dumps(message).encode() + b"\n")
+        self.writer.write(orjson.dumps(message) + b"\n")
 
     def update(self, session_id: str, update: dict[str, Any]) -> None:
         params = {"sessionId": session_id, "update": update}

@@ -1,6 +1,6 @@
 """The 200-read turn in process: the bridge's core (SessionManager, turn loop, registry, presenters, mapping)
-with a channel that only encodes each update as the ACP face would, so a profiler sees the core's own cost
-per call without pipes, a second process or the interpreter's start-up.
+with a channel that only encodes each update as the ACP face does (`stdio.encode_frame`), so a profiler
+sees the core's own cost per call without pipes, a second process or the interpreter's start-up.
 
     python -m benchmarks.turn_profile                 # calls/s of the core alone
     python -m benchmarks.turn_profile --profile 15    # plus cProfile's top 15 (cumulative and tottime)
@@ -26,9 +26,9 @@ from acp_bridge.boot import load_tools
 from acp_bridge.channel import ClientCapabilities, PermissionOutcome
 from acp_bridge.models import load_backend
 from acp_bridge.sessions import SessionManager
+from acp_bridge.stdio import encode_frame
 
 READS = 200
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
 
 
 class EncodingChannel:
@@ -45,7 +45,7 @@ class EncodingChannel:
             "method": "session/update",
             "params": {"sessionId": session_id, "update": update},
         }
-        self.bytes += len(_dumps(frame).encode()) + 1
+        self.bytes += len(encode_frame(frame))
         if update.get("status") == "completed":
             self.completed += 1
 

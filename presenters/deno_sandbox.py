@@ -62,6 +62,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Final, Literal
 
+import orjson
+
 log = logging.getLogger(__name__)
 
 MARK: Final = "\x1e"  # starts every protocol line the prelude writes
@@ -330,7 +332,7 @@ class _Run:
     def _send(self, message: dict[str, Any]) -> None:
         """Queue a message for the program; the queue is written once the event loop turns (parallel
         calls often settle together: one write, one wake-up of the program, for all of them)."""
-        line = json.dumps(message, ensure_ascii=False).encode() + b"\n"
+        line = _encode(message) + b"\n"
         if not self.outbox:
             asyncio.get_running_loop().call_soon(self._flush)
         self.outbox.append(line)
@@ -457,6 +459,16 @@ class _Run:
             await asyncio.wait_for(stderr_reader, 1.0)
         if self.calls:
             await asyncio.wait(set(self.calls))
+
+
+def _encode(message: dict[str, Any]) -> bytes:
+    """A message for the program as UTF-8 JSON: orjson (a call's reply is encoded ~15× faster), else the
+    standard library for what orjson refuses (an integer past 64 bits). A lone surrogate fails either way
+    (ValueError or TypeError): the call gets an error reply instead (`_reply`)."""
+    try:
+        return orjson.dumps(message)
+    except orjson.JSONEncodeError:
+        return json.dumps(message, ensure_ascii=False).encode()
 
 
 def _protocol_message(line: str) -> dict[str, Any] | None:

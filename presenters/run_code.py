@@ -37,7 +37,7 @@ import itertools
 import json
 import os
 from collections import deque
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Any, Final
 
 from registry_core import (
@@ -262,7 +262,8 @@ class _SubCalls:
         execution = self.ctx.execution
         self.ctx.progress(NestedCallProgress(call_id=call_id, name=tool, arguments=arguments))
         exclusive = self.nested.execution_mode(tool, arguments) == "exclusive"
-        async with self.schedule.turn(exclusive):
+        await self.schedule.enter(exclusive)
+        try:
             result = await self.nested.execute(
                 ToolExecutionInput(
                     call_id=call_id,
@@ -274,6 +275,8 @@ class _SubCalls:
                     on_progress=execution.on_progress,
                 )
             )
+        finally:
+            self.schedule.leave(exclusive)
         self.results[number] = result
         await self.nested.log_code_dispatch(
             CodeDispatchLog(
@@ -323,8 +326,17 @@ class _Schedule:
         self.exclusive = False
         self.queue: deque[tuple[bool, asyncio.Future[None]]] = deque()
 
-    @contextlib.asynccontextmanager
-    async def turn(self, exclusive: bool) -> AsyncIterator[None]:
+    # `enter` / `leave` rather than an async context manager: one per sub-call, and
+    # `contextlib.asynccontextmanager` costs a generator and its frames each time.
+    async def enter(self, exclusive: bool) -> None:
+        """Wait for this call's turn; every `enter` that returns is matched by one `leave`."""
+        if not self.queue and not self.exclusive:
+            if not exclusive and self.running < self.limit:
+                self.running += 1  # a free slot and nobody waiting: no future, no wake-up
+                return
+            if exclusive and not self.running:
+                self.running, self.exclusive = 1, True
+                return
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.queue.append((exclusive, ready))
         self._admit()
@@ -332,15 +344,17 @@ class _Schedule:
             await ready
         except BaseException:
             if ready.done() and not ready.cancelled():
-                self._release(exclusive)  # admitted just as we were cancelled: give the slot back
+                self.leave(exclusive)  # admitted just as we were cancelled: give the slot back
             else:
                 self.queue = deque(entry for entry in self.queue if entry[1] is not ready)
                 self._admit()
             raise
-        try:
-            yield
-        finally:
-            self._release(exclusive)
+
+    def leave(self, exclusive: bool) -> None:
+        self.running -= 1
+        if exclusive:
+            self.exclusive = False
+        self._admit()
 
     def _admit(self) -> None:
         while self.queue and not self.exclusive:
@@ -353,12 +367,6 @@ class _Schedule:
             self.running += 1
             self.exclusive = exclusive
             ready.set_result(None)
-
-    def _release(self, exclusive: bool) -> None:
-        self.running -= 1
-        if exclusive:
-            self.exclusive = False
-        self._admit()
 
 
 # --- cards ----------------------------------------------------------------------------------------

@@ -16,7 +16,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, TypeVar
 
-from .text import tail, text_block, truncate_middle, utf8_len
+from ..json_bytes import dumps
+from .text import tail, text_block, truncate_middle
 from .wire import DEFAULT_MAX_UPDATE_BYTES, RAW_INPUT_MAX_BYTES
 
 _MIN_KEEP_CHARS: Final = 256
@@ -145,13 +146,8 @@ def _last_resort(update: dict[str, Any], max_bytes: int, size: int) -> None:
         meta["terminal_output"]["data"] = tail(data, max(_MIN_KEEP_CHARS, max_bytes // 16))
 
 
-# Built once: `json.dumps` with options builds a new encoder per call, two thirds of a small update's
-# measuring cost (py-spy, 200-read turn).
-_encode = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
-
-
 def _json_size(value: Any) -> int:
-    return utf8_len(_encode(value))
+    return len(dumps(value))
 
 
 def _jsonable(value: Any, max_str: int, max_items: int, depth: int, size: list[int]) -> Any:
