@@ -75,6 +75,7 @@ class _Shown:
     card: Card
     terminal_partial: str = ""  # streamed output after the last newline, printed when the line ends
     shown_output: bool = False  # output streamed: the final content would only repeat it
+    shown_change: bool = False  # the change it proposes printed (a diff before it ran)
 
 
 @dataclass(slots=True)
@@ -193,7 +194,10 @@ class CardPrinter:
         self.cards[card.call_id] = shown
         self.tally.calls += 1
         self._status_line(card)
-        self._content(shown, card.content, preview=True)
+        if card.status != "pending":
+            # A pending card waits for a question, which shows the change as it applies to the file now
+            # (the tool's preview); this one was drawn from the arguments alone.
+            self._proposed_change(shown)
 
     def _tool_call_update(self, said: CardPatch) -> None:
         shown = self.cards.get(said.call_id)
@@ -215,6 +219,8 @@ class CardPrinter:
             if said.exited is not None and said.exited.exit_code is not None:
                 extra = f" (exit {said.exited.exit_code})"
             self._status_line(card, extra)
+            if before.status == "pending" and status == "in_progress":
+                self._proposed_change(shown)  # allowed with no question (a rule the user just added)
         if said.content is not None and status in ("completed", "failed"):
             self._content(shown, said.content, preview=False)
 
@@ -237,6 +243,15 @@ class CardPrinter:
                 inner = block["content"]
                 if inner["type"] == "text":
                     self._excerpt(inner["text"])
+
+    def _proposed_change(self, shown: _Shown) -> None:
+        """The diffs of a card that has not run yet, once."""
+        if shown.shown_change:
+            return
+        for block in shown.card.content:
+            if block["type"] == "diff":
+                shown.shown_change = True
+                self._diff(block)
 
     def _excerpt(self, text: str) -> None:
         lines = [ln for ln in text.splitlines() if not ln.startswith("```")]
@@ -291,6 +306,13 @@ class CardPrinter:
         self.tally.asked += 1
         card = card_of(tool_call)
         self._line(f"  {s.yellow('?')} {s.bold('permission needed:')} {card.title or card.call_id}")
+        # The question's card is the tool's preview: the change as it would apply to the file now.
+        changes = [block for block in card.content if block["type"] == "diff"]
+        for block in changes:
+            self._diff(block)
+        shown = self.cards.get(card.call_id)
+        if shown is not None and changes:
+            shown.shown_change = True
         for i, option in enumerate(options, 1):
             self._line(f"      {i}. {option['name']}")
         first_allow = next((o for o in options if o["kind"] == "allow_once"), options[0])
