@@ -3,10 +3,10 @@
 `AcpAgent` is the method table (authenticate, logout, session/new, session/prompt, session/cancel,
 session/close, session/set_mode, session/set_config_option, the extension methods
 `_acpBridge/setSessionTitle`, `_acpBridge/listRules` and `_acpBridge/forgetRules`, and session/load,
-session/list, session/resume and session/delete when history is kept); it checks params, calls the
-`SessionManager` (and `session_index` for the list), and shapes ACP results. `initialize` is not here:
-`handshake.py` answers it before this module is even loaded, refuses every other request until it
-succeeded, and hands the client's capabilities over (`AcpAgent.initialized`).
+session/list, session/resume, session/fork and session/delete when history is kept); it checks params,
+calls the `SessionManager` (and `session_index` for the list), and shapes ACP results. `initialize` is
+not here: `handshake.py` answers it before this module is even loaded, refuses every other request
+until it succeeded, and hands the client's capabilities over (`AcpAgent.initialized`).
 `session/new` and `session/load` hand their `mcpServers` to the core (`acp_bridge.mcp`).
 `AcpChannel` is the core's `ClientChannel` over the same JSON-RPC peer (session/update,
 session/request_permission, fs/*, and elicitation/create for the session's MCP servers).
@@ -34,7 +34,7 @@ from .permissions import MODES
 from .rules_store import listing as rules_listing
 from .session_index import clean_title
 from .session_index import list_sessions as list_stored_sessions
-from .sessions import Session, SessionManager
+from .sessions import LoadedLog, Session, SessionManager
 from .store import SessionStore
 
 log = logging.getLogger(__name__)
@@ -114,6 +114,13 @@ def _params(raw: object) -> Mapping[str, Any]:
     return raw
 
 
+def _after_reopening(session: Session) -> None:
+    """What a resumed or forked session tells the client once it has its answer: the commands, the
+    title."""
+    session.send(session.available_commands_update())
+    session.tell_info()
+
+
 def _modes_state(session: Session) -> dict[str, Any]:
     return {
         "currentModeId": session.permissions.mode,
@@ -156,6 +163,7 @@ class AcpAgent:
             self.requests["session/load"] = self.load_session
             self.requests["session/list"] = self.list_sessions
             self.requests["session/resume"] = self.resume_session
+            self.requests["session/fork"] = self.fork_session
             self.requests["session/delete"] = self.delete_session
         self.notifications: dict[str, NotificationHandler] = {
             "session/cancel": self.cancel,
@@ -191,12 +199,8 @@ class AcpAgent:
         return Reply(result, then=lambda: session.send(session.available_commands_update()))
 
     async def load_session(self, raw: object, _id: object) -> dict[str, Any]:
-        assert self.store is not None
         params = _params(raw)
-        session_id = params.get("sessionId")
-        if not isinstance(session_id, str):
-            raise InvalidParams(f"sessionId must be a string, got {quoted(session_id)}")
-        loaded = self.store.load(session_id)
+        session_id, loaded = self._stored(params)
         if loaded is None:
             raise ResourceNotFound(f"no stored session {quoted(session_id)}", data={"sessionId": session_id})
         await self.manager.catalog.load()
@@ -214,12 +218,8 @@ class AcpAgent:
     async def resume_session(self, raw: object, _id: object) -> Reply:
         """`session/resume`: the stored conversation comes back as the model's context, and nothing of
         it is sent to the client (unlike `session/load`)."""
-        assert self.store is not None
         params = _params(raw)
-        session_id = params.get("sessionId")
-        if not isinstance(session_id, str):
-            raise InvalidParams(f"sessionId must be a string, got {quoted(session_id)}")
-        loaded = self.store.load(session_id)
+        session_id, loaded = self._stored(params)
         if loaded is None:
             raise ResourceNotFound(f"no stored session {quoted(session_id)}", data={"sessionId": session_id})
         await self.manager.catalog.load()  # once per process, bounded by its timeout
@@ -232,12 +232,36 @@ class AcpAgent:
             replay_updates=False,
         )
         result = {"modes": _modes_state(session), "configOptions": _config_options(session)}
+        return Reply(result, then=lambda: _after_reopening(session))
 
-        def after() -> None:
-            session.send(session.available_commands_update())
-            session.tell_info()
+    async def fork_session(self, raw: object, _id: object) -> Reply:
+        """`session/fork` (unstable in ACP v1): a new session with the conversation of `sessionId` so
+        far (stored, or open here), sent nothing of it (as `session/resume`); the source goes on
+        untouched, even mid-prompt. The answer names the new session."""
+        params = _params(raw)
+        source_id, loaded = self._stored(params)
+        await self.manager.catalog.load()  # once per process, bounded by its timeout
+        session = self.manager.fork_session(
+            source_id,
+            params.get("cwd"),
+            loaded,
+            params.get("additionalDirectories"),
+            params.get("mcpServers"),
+        )
+        result = {
+            "sessionId": session.id,
+            "modes": _modes_state(session),
+            "configOptions": _config_options(session),
+        }
+        return Reply(result, then=lambda: _after_reopening(session))
 
-        return Reply(result, then=after)
+    def _stored(self, params: Mapping[str, Any]) -> tuple[str, LoadedLog | None]:
+        """The `sessionId` of a request's params and that session's stored log (None when none is)."""
+        assert self.store is not None
+        session_id = params.get("sessionId")
+        if not isinstance(session_id, str):
+            raise InvalidParams(f"sessionId must be a string, got {quoted(session_id)}")
+        return session_id, self.store.load(session_id)
 
     async def delete_session(self, raw: object, _id: object) -> dict[str, Any]:
         """`session/delete`: the session leaves `session/list` and its log is deleted; open here, it is

@@ -72,12 +72,18 @@ REQUESTS: Final = (
     LIST_RULES_METHOD,
     FORGET_RULES_METHOD,
 )
-HISTORY_REQUESTS: Final = ("session/load", "session/list", "session/resume", "session/delete")
+HISTORY_REQUESTS: Final = (
+    "session/load",
+    "session/list",
+    "session/resume",
+    "session/fork",
+    "session/delete",
+)
 NOTIFICATIONS: Final = ("session/cancel", "$/cancel_request")
 
 
 def agent_requests(history: bool) -> tuple[str, ...]:
-    """The agent's request methods: load, list, resume and delete exist only when history is kept."""
+    """The agent's request methods: load, list, resume, fork and delete exist only when history is kept."""
     return REQUESTS + HISTORY_REQUESTS if history else REQUESTS
 
 
@@ -109,7 +115,8 @@ def read_initialize(raw: object) -> ClientCapabilities:
 def session_capabilities(history: bool) -> dict[str, Any]:
     caps: dict[str, Any] = {"close": {}, "additionalDirectories": {}}
     if history:
-        caps.update({"list": {}, "resume": {}, "delete": {}})
+        # `fork` is unstable in ACP v1 (a client that does not know it ignores the key).
+        caps.update({"list": {}, "resume": {}, "fork": {}, "delete": {}})
     return caps
 
 
@@ -118,7 +125,7 @@ def initialize_result(facts: AgentFacts, caps: ClientCapabilities) -> dict[str, 
         # Only v1 exists; a client asking for more gets ours and decides.
         "protocolVersion": PROTOCOL_VERSION,
         "agentCapabilities": {
-            # Truthful: load, list, resume and delete exist only with history (not --no-history).
+            # Truthful: load, list, resume, fork and delete exist only with history (not --no-history).
             "loadSession": facts.history,
             # Images are accepted whatever the model: a prompt with images to a model without vision
             # gets an error saying so (a session's model may change; a silent drop would mislead).

@@ -51,7 +51,12 @@ from .session_log import (
 log = logging.getLogger(__name__)
 
 COMMITTED_NOTE = "The bridge stopped before this call reported its result; the change shown was made."
-UNFINISHED_MESSAGE = "The call did not finish: the bridge stopped first."
+# A call the log has no result for: the bridge stopped while it ran, or the session was forked from
+# another mid-call (`SessionManager.fork_session`); in either case it may have done something.
+UNFINISHED_MESSAGE = (
+    "The call has no result: it was still running when this conversation was saved (the bridge stopped, "
+    "or this session was forked from another). Whether it did anything is unknown."
+)
 
 
 class ReplayHost(Protocol):
@@ -330,7 +335,8 @@ def _committed(host: ReplayHost, call_id: str, asked: _Asked, commit: CallCommit
 
 
 def _unfinished(host: ReplayHost, call_id: str, asked: _Asked) -> ToolResultMessage:
-    """Close the card of a call the log has no result for (the bridge stopped first) and answer it."""
+    """Close the card of a call the log has no result for (it was running when the log ends) and answer
+    it."""
     result = ToolResult(
         (TextBlock(UNFINISHED_MESSAGE),), True, ToolFailureInfo(UNFINISHED_MESSAGE, CANCELLED)
     )

@@ -361,9 +361,10 @@ class Compacted:
 
 @dataclass(frozen=True, slots=True)
 class SessionInfoChanged:
-    """What `session/list` shows of the session changed: its title (from the first prompt, or set by
-    the user: `title_source` "prompt" or "user") and/or its roots (a load or resume with other
-    additional directories). A field left None did not change; the last value logged wins."""
+    """What `session/list` shows of the session changed: its title (from the first prompt, set by the
+    user, or given to a fork: `title_source` "prompt", "user" or "fork") and/or its roots (a load or
+    resume with other additional directories). A field left None did not change; the last value logged
+    wins."""
 
     KIND: ClassVar[str] = "info"
 

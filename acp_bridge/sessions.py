@@ -277,13 +277,14 @@ class Session:
 
     # --- what session/list shows ------------------------------------------------------------------
 
-    def set_title(self, title: str) -> None:
-        """The user named the session: logged (the list shows it, a reload keeps it) and told to the
-        client."""
-        self.title, self.title_source = title, "user"
-        self.record(SessionInfoChanged(title=title, title_source="user"))
+    def set_title(self, title: str, *, source: str = "user", tell: bool = True) -> None:
+        """The user (or a fork) named the session: logged (the list shows it, a reload keeps it) and told
+        to the client, now or (`tell` False) with the next `tell_info`."""
+        self.title, self.title_source = title, source
+        self.record(SessionInfoChanged(title=title, title_source=source))
         self._title_told = False
-        self.tell_info()
+        if tell:
+            self.tell_info()
 
     def tell_info(self, *, activity: bool = False) -> None:
         """Send `session_info_update`: the title when the client has not been told it, and the time of
@@ -830,6 +831,55 @@ class SessionManager:
             session.send(usage)  # the gauge as the session left it
         return session
 
+    def fork_session(
+        self,
+        source_id: str,
+        cwd: object,
+        events: LoadedLog | None,
+        additional_directories: object = None,
+        mcp_servers: object = None,
+    ) -> Session:
+        """A new session that starts from session `source_id`'s conversation as logged so far (`events`;
+        None for a session open here that has logged nothing yet): its history, mode, remembered rules
+        and model settings, and a title that says it is a fork. The source is not touched and may be
+        running a prompt (a fork of a turn under way ends where the log does, its unanswered calls
+        answered as stopped, as a reload does). The fork's log begins with a copy of the source's
+        events, so the fork can be listed, loaded and forked like any session. Raises InvalidParams (a
+        relative cwd, or not the source's) or ResourceNotFound (no such session)."""
+        if not isinstance(cwd, str) or not os.path.isabs(cwd):
+            raise InvalidParams(f"cwd must be an absolute path, got {quoted(cwd)}")
+        if events is None:
+            source = self.sessions.get(source_id)
+            if source is None:
+                raise ResourceNotFound(f"no session {quoted(source_id)}", data={"sessionId": source_id})
+            header = SessionHeader(source.id, source.cwd, source.roots, "")
+            events = (header.to_json(), [])
+        raw_header, log_events = events
+        try:
+            header = SessionHeader.from_json(raw_header)
+        except ValueError:
+            raise InvalidParams(f"the log of session {source_id} has no readable header") from None
+        if os.path.normpath(cwd) != os.path.normpath(header.cwd):
+            raise InvalidParams(f"session {source_id} belongs to {header.cwd}, not {cwd}")
+        fork_id = self._new_id()
+        if self.recorder is not None:
+            self.recorder.begin(fork_id, header.cwd, header.roots)
+            for event in log_events:
+                self.recorder.append(fork_id, event)
+        fork_header = SessionHeader(fork_id, header.cwd, header.roots, header.created_at)
+        session = self.load_session(
+            fork_id,
+            cwd,
+            (fork_header.to_json(), log_events),
+            additional_directories,
+            mcp_servers,
+            replay_updates=False,
+        )
+        # Told with the client's next `tell_info` (after the answer): the list tells the two apart.
+        base = clean_title(session.title or "Untitled session")
+        session.set_title(f"{base[:MAX_FORKED_TITLE]} (fork)", source="fork", tell=False)
+        return session
+
     def get(self, session_id: object) -> Session:
         if not isinstance(session_id, str):
             raise InvalidParams("sessionId must be a string")
@@ -903,6 +953,10 @@ def _roots(cwd: str, additional_directories: object) -> tuple[str, ...]:
         if root not in roots:
             roots.append(root)
     return tuple(roots)
+
+
+# Room for " (fork)" in a title (`clean_title` keeps 200 characters).
+MAX_FORKED_TITLE = 193
 
 
 class _Unseen:

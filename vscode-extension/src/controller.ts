@@ -498,6 +498,39 @@ export class SessionController implements vscode.Disposable {
     }
   }
 
+  /**
+   * Fork the open session (`session/fork`): the view moves to a new session that starts from this
+   * conversation, shown as it is (the agent replays nothing); the original stays in History, as it was.
+   * Not while a turn runs: its updates belong to the session being left.
+   */
+  async forkSession(): Promise<void> {
+    const s = this.session;
+    const { store, archive } = this.d;
+    if (!s) {
+      void vscode.window.showInformationMessage("There is no session to fork yet.");
+      return;
+    }
+    if (!s.conn.canForkSession) {
+      void vscode.window.showInformationMessage(`ACP agent "${s.conn.spec.name}" cannot fork sessions.`);
+      return;
+    }
+    if (store.state.running) {
+      void vscode.window.showWarningMessage("The agent is still working on the last prompt. Wait for it, or cancel it, before forking.");
+      return;
+    }
+    const kept = structuredClone(store.state);
+    const cwd = store.state.cwd ?? this.cwd;
+    const { setup, notes } = await this.sessionSetup(s.conn);
+    const res = await s.conn.forkSession(s.id, cwd, setup);
+    this.session = { id: res.sessionId, conn: s.conn };
+    store.dispatch({ type: "sessionStarted", sessionId: res.sessionId, cwd, modes: res.modes, configOptions: res.configOptions, canLoadSessions: s.conn.canLoadSession && s.conn.canListSessions });
+    this.restoreView({ ...kept, title: undefined, titleFromAgent: false });
+    this.describe(s.conn, res.configOptions);
+    if (archive && s.conn.canResumeSession) await archive.saveView(res.sessionId, store.state);
+    void this.remember(s.conn, res.sessionId);
+    this.showNotes(notes);
+  }
+
   /** `session/delete`: the stored session goes (with what the client kept of it); deleting the open one starts a new one. */
   async deleteSession(sessionId: string): Promise<void> {
     const conn = await this.connect();

@@ -108,6 +108,7 @@ export function activate(context: vscode.ExtensionContext): void {
     command(COMMANDS.pickModel, () => pickModel(controller, store)),
     command(COMMANDS.history, () => pickHistory(controller, store)),
     command(COMMANDS.renameSession, () => controller.renameSession()),
+    command(COMMANDS.forkSession, () => controller.forkSession()),
     command(COMMANDS.deleteSession, () => pickSessionToDelete(controller, store)),
     rules,
     rulesTree,

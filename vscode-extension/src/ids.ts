@@ -11,6 +11,7 @@ export const COMMANDS = {
   pickModel: "acp.selectModel",
   history: "acp.history",
   renameSession: "acp.renameSession",
+  forkSession: "acp.forkSession",
   deleteSession: "acp.deleteSession",
   refreshRules: "acp.refreshRules",
   revokeRule: "acp.revokeRule",

@@ -44,6 +44,12 @@ export interface RulesListing {
   rules: Array<{ number: number; description: string; allow: boolean; tool: string; scope: string }>;
 }
 
+/** ACP's `session/fork` (unstable in v1; see `AgentConnection.forkSession`). */
+export const FORK_METHOD = "session/fork";
+
+/** `session/fork`'s answer: the new session, with what `session/new` answers besides. */
+export type ForkSessionResult = Pick<acp.NewSessionResponse, "sessionId" | "modes" | "configOptions">;
+
 /** What a session is opened with, besides its cwd: the user's MCP servers and the other workspace roots. */
 export interface SessionSetup {
   mcpServers?: acp.McpServer[];
@@ -170,6 +176,20 @@ export class AgentConnection {
 
   resumeSession(sessionId: string, cwd: string, setup: SessionSetup = {}): Promise<acp.ResumeSessionResponse> {
     return this.conn.agent.request(acp.methods.agent.session.resume, { sessionId, cwd, ...this.setupParams(setup) });
+  }
+
+  /**
+   * `session/fork`: a new session that starts from another's conversation. Unstable in ACP v1, so not in
+   * the SDK's stable entry point this extension compiles against: the method and its answer are spelled
+   * here (`ForkSessionResult`), as the schema of SDK 2.4.0 has them.
+   */
+  get canForkSession(): boolean {
+    const caps = this.init.agentCapabilities?.sessionCapabilities;
+    return caps != null && (caps as Record<string, unknown>)["fork"] != null;
+  }
+
+  forkSession(sessionId: string, cwd: string, setup: SessionSetup = {}): Promise<ForkSessionResult> {
+    return this.conn.agent.request<ForkSessionResult>(FORK_METHOD, { sessionId, cwd, ...this.setupParams(setup) });
   }
 
   get canDeleteSession(): boolean {

@@ -3,14 +3,15 @@
  * reports shell output through Zed's `_meta` convention instead) and an agent that crashes.
  * Prompts: "terminal <command line>" runs it in a client terminal; "crash" exits with code 3;
  * "hang" waits until cancelled. Anything else answers "ok". It also offers modes, a model option and
- * session history (list + load, replaying each session's messages), for the session-control tests.
+ * session history (list + load, replaying each session's messages; fork copies them), for the
+ * session-control tests.
  * FAKE_AGENT_STATE=<file> keeps that history across processes (a reopened window); FAKE_AGENT_RESUME=1
  * offers `session/resume` (no replay) instead of `session/load`.
  * Login: with FAKE_AGENT_LOGIN=<file>, prompts answer `auth_required` until that file exists, and the
  * agent offers a terminal login (to clients that can run one): `<agent> --login` creates it and exits 0.
  * "notice" sends a warning notice; "blocks" answers with the prompt's other blocks (type, and text or
  * URI), as JSON; "setup" answers with the `mcpServers` and `additionalDirectories` the
- * session was opened with (new, load or resume), as JSON.
+ * session was opened with (new, load, resume or fork), as JSON.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
@@ -44,7 +45,7 @@ acp
     terminalAuth = params.clientCapabilities?.auth?.terminal === true;
     return {
       protocolVersion: acp.PROTOCOL_VERSION,
-      agentCapabilities: { loadSession: !resumes, sessionCapabilities: { list: {}, delete: {}, additionalDirectories: {}, ...(resumes ? { resume: {} } : {}) } },
+      agentCapabilities: { loadSession: !resumes, sessionCapabilities: { list: {}, delete: {}, fork: {}, additionalDirectories: {}, ...(resumes ? { resume: {} } : {}) } },
       agentInfo: { name: "fake-agent", version: "0" },
       authMethods: loginFile && terminalAuth ? [{ type: "terminal" as const, id: "fake-login", name: "Log in to the fake agent", args: ["--login"] }] : [],
     };
@@ -71,6 +72,16 @@ acp
     if (!history.has(params.sessionId)) throw acp.RequestError.resourceNotFound(params.sessionId);
     keepSetup(params.sessionId, params);
     return { modes, configOptions: configOptions() };
+  })
+  // `session/fork` is unstable in ACP v1: no typed method in the SDK's stable entry point.
+  .onRequest("session/fork", (raw: unknown) => raw as { sessionId: string; cwd: string; mcpServers?: unknown; additionalDirectories?: unknown }, ({ params }) => {
+    const source = history.get(params.sessionId);
+    if (!source) throw acp.RequestError.resourceNotFound(params.sessionId);
+    const sessionId = `fake-${history.size + 1}-${Date.now()}`;
+    history.set(sessionId, { cwd: params.cwd, prompts: [...source.prompts] });
+    save();
+    keepSetup(sessionId, params);
+    return { sessionId, modes, configOptions: configOptions() };
   })
   .onRequest(acp.methods.agent.session.delete, ({ params }) => {
     history.delete(params.sessionId);

@@ -2,7 +2,8 @@
  * Sessions against the REAL Python bridge: a second workspace folder passed as `additionalDirectories`
  * is a root of the session (a write there runs in accept-edits mode without an "outside" question);
  * rename (`_acpBridge/setSessionTitle`) shows in the view and in session/list; `session/resume` in a
- * new bridge process continues the conversation; `session/delete` removes it from session/list; the
+ * new bridge process continues the conversation; `session/fork` goes on from a conversation under a new
+ * id; `session/delete` removes it from session/list; the
  * remembered "always" rules are listed and revoked (`_acpBridge/listRules`, `forgetRules`), per project
  * with `--remember project`.
  */
@@ -71,6 +72,23 @@ describe("sessions vs the real bridge", () => {
     assert.ok(second.store.state.timeline.some((i) => i.type === "agent" && i.text.includes("Second turn.")), "the conversation went on where it was");
     await second.conn.deleteSession(first.sessionId);
     assert.ok(!(await second.conn.listSessions(ws)).sessions.some((s) => s.sessionId === first.sessionId), "deleted: no longer listed");
+  });
+
+  it("forks a session: the fork goes on from the conversation under a fork's title, and the original is kept", async () => {
+    const ws = workspace({});
+    const script = { turns: [{ steps: [{ text: "First." }] }, { steps: [{ text: "In the fork." }] }] };
+    const h = await track(connect(scriptSpec(script, ws), ws));
+    assert.ok(h.conn.canForkSession, JSON.stringify(h.conn.init.agentCapabilities));
+    assert.equal((await h.conn.prompt(h.sessionId, "hello")).stopReason, "end_turn");
+    const source = h.sessionId;
+    const fork = await h.conn.forkSession(source, ws);
+    assert.notEqual(fork.sessionId, source);
+    assert.equal(fork.modes?.currentModeId, "default");
+    await until("the fork's title", () => h.store.state.title === "hello (fork)");
+    assert.equal((await h.conn.prompt(fork.sessionId, "go on")).stopReason, "end_turn", h.stderr());
+    assert.ok(h.store.state.timeline.some((i) => i.type === "agent" && i.text.includes("In the fork.")));
+    const titles = Object.fromEntries((await h.conn.listSessions(ws)).sessions.map((x) => [x.sessionId, x.title]));
+    assert.deepEqual(titles, { [source]: "hello", [fork.sessionId]: "hello (fork)" });
   });
 
   it("lists an 'always' rule, keeps it for the project with --remember project, and revokes it", async () => {

@@ -333,6 +333,38 @@ describe("session controller", () => {
     });
   });
 
+  it("forks the open session: the view moves to the new session with the conversation as it was; not while a turn runs", async () => {
+    await withSettings(persistentFake(), async () => {
+      const mem = memory();
+      const { c, store } = controller(undefined, { memory: mem });
+      await c.prompt("first");
+      const source = store.state.sessionId!;
+      const shown = store.state.timeline.map((i) => i.type);
+      expect(shown).toEqual(["user", "agent"]);
+      await c.forkSession();
+      const fork = store.state.sessionId!;
+      expect(fork).not.toBe(source);
+      expect(store.state.timeline.map((i) => i.type)).toEqual(shown);
+      expect(mem.get<{ sessionId: string }>("acp.lastSession")?.sessionId).toBe(fork);
+      const listed = (await c.connection!.listSessions(c.cwd)).sessions.map((x) => x.sessionId);
+      expect(listed).toEqual(expect.arrayContaining([source, fork]));
+      await c.prompt("setup"); // the fork was opened with the workspace's roots and MCP servers, as a new session is
+      const agent = store.state.timeline.filter((i) => i.type === "agent").at(-1);
+      expect(JSON.parse(agent && agent.type === "agent" ? agent.text : "null")).toEqual({ mcpServers: [], additionalDirectories: null });
+
+      const warn = vi.mocked(vscode.window.showWarningMessage).mockResolvedValue(undefined as never);
+      const turn = c.prompt("hang");
+      await vi.waitFor(() => expect(store.state.running).toBe(true));
+      await c.forkSession();
+      expect(warn).toHaveBeenCalledWith(expect.stringMatching(/still working/));
+      expect(store.state.sessionId).toBe(fork);
+      await c.cancel();
+      await turn;
+      warn.mockClear();
+      await c.dispose();
+    });
+  });
+
   it("sends what the user attached after the text, as the agent takes it, and shows it on the prompt", async () => {
     const { c, store } = controller();
     const selection = { type: "resource" as const, resource: { uri: "file:///ws/a.py#L1-2", mimeType: "text/x-python", text: "x = 1" } };
