@@ -37,6 +37,8 @@ PAGE_SIZE: Final = 50
 TITLE_CHARS: Final = 80
 _CURSOR_VERSION: Final = 1
 _RESOURCE: Final = re.compile(r'<resource uri="[^"]*"[^>]*>.*?</resource>', re.DOTALL)
+# A `resource_link` block as `prompt_blocks` writes it: a paragraph of its own.
+_LINK: Final = re.compile(r"^\[Resource: [^\n]*\]\([^\n]*$", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,9 +74,9 @@ class SessionRecord:
 
 
 def title_from_prompt(text: str) -> str | None:
-    """A session title from its first prompt: the words the user typed (attached resources left out),
-    on one line, at most `TITLE_CHARS` characters."""
-    words = " ".join(_RESOURCE.sub(" ", text).split())
+    """A session title from its first prompt: the words the user typed (attached resources and links left
+    out), on one line, at most `TITLE_CHARS` characters."""
+    words = " ".join(_LINK.sub(" ", _RESOURCE.sub(" ", text)).split())
     if not words:
         return None
     return words if len(words) <= TITLE_CHARS else words[: TITLE_CHARS - 1].rstrip() + "…"

@@ -841,11 +841,12 @@ class SessionManager:
     ) -> Session:
         """A new session that starts from session `source_id`'s conversation as logged so far (`events`;
         None for a session open here that has logged nothing yet): its history, mode, remembered rules
-        and model settings, and a title that says it is a fork. The source is not touched and may be
-        running a prompt (a fork of a turn under way ends where the log does, its unanswered calls
-        answered as stopped, as a reload does). The fork's log begins with a copy of the source's
-        events, so the fork can be listed, loaded and forked like any session. Raises InvalidParams (a
-        relative cwd, or not the source's) or ResourceNotFound (no such session)."""
+        and model settings, and a title that says it is a fork ("Fork: " and the source's). The source
+        is not touched and may be running a prompt (a fork of a turn under way ends where the log does,
+        its unanswered calls answered as having no result, as a reload does). The fork's log begins
+        with a copy of the source's events, so the fork can be listed, loaded and forked like any
+        session. Raises InvalidParams (a relative cwd, or not the source's) or ResourceNotFound (no such
+        session)."""
         if not isinstance(cwd, str) or not os.path.isabs(cwd):
             raise InvalidParams(f"cwd must be an absolute path, got {quoted(cwd)}")
         if events is None:
@@ -875,9 +876,10 @@ class SessionManager:
             mcp_servers,
             replay_updates=False,
         )
-        # Told with the client's next `tell_info` (after the answer): the list tells the two apart.
+        # Told with the client's next `tell_info` (after the answer). Marked first, so a list that cuts a
+        # long title still tells the two apart.
         base = clean_title(session.title or "Untitled session")
-        session.set_title(f"{base[:MAX_FORKED_TITLE]} (fork)", source="fork", tell=False)
+        session.set_title(f"{FORK_PREFIX}{base[:MAX_FORKED_TITLE]}", source="fork", tell=False)
         return session
 
     def get(self, session_id: object) -> Session:
@@ -955,8 +957,9 @@ def _roots(cwd: str, additional_directories: object) -> tuple[str, ...]:
     return tuple(roots)
 
 
-# Room for " (fork)" in a title (`clean_title` keeps 200 characters).
-MAX_FORKED_TITLE = 193
+FORK_PREFIX = "Fork: "
+# Room for the prefix in a title (`clean_title` keeps 200 characters).
+MAX_FORKED_TITLE = 200 - len(FORK_PREFIX)
 
 
 class _Unseen:

@@ -91,6 +91,28 @@ async def test_the_first_prompt_titles_the_session_and_each_prompt_reports_its_a
     assert listed.title == "Fix the greeting in app.py"
 
 
+async def test_a_title_is_the_words_typed_without_the_links_and_files_attached(
+    bridges: StartBridge, tmp_path: Path, workspace: Path
+) -> None:
+    bridge = await _started(bridges, tmp_path)
+    session_id = await bridge.new_session(workspace)
+    (workspace / "guide.md").write_text("# Guide\n")
+    link = schema.ResourceContentBlock(
+        type="resource_link",
+        uri=(workspace / "guide.md").as_uri(),
+        name="guide.md",
+        mime_type="text/markdown",
+    )
+    embedded = schema.EmbeddedResourceContentBlock(
+        type="resource",
+        resource=schema.TextResourceContents(uri=(workspace / "a.py").as_uri(), text="x = 1\n"),
+    )
+    typed = schema.TextContentBlock(type="text", text="Explain this with @guide.md please")
+    await bridge.conn.prompt(session_id=session_id, prompt=[typed, embedded, link])
+    (listed,) = (await bridge.conn.list_sessions()).sessions
+    assert listed.title == "Explain this with @guide.md please"
+
+
 async def test_a_title_the_user_sets_replaces_it_and_survives_a_restart(
     bridges: StartBridge, tmp_path: Path, workspace: Path
 ) -> None:

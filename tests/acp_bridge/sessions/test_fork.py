@@ -37,7 +37,7 @@ async def test_a_fork_starts_from_the_conversation_and_the_two_go_on_apart(
     fork = response.session_id
     assert fork != source and fork.startswith("sess_")
     assert response.modes is not None and response.modes.current_mode_id == "default"
-    title = {"sessionUpdate": "session_info_update", "title": "My name is Ada. (fork)"}
+    title = {"sessionUpdate": "session_info_update", "title": "Fork: My name is Ada."}
     await bridge.wait_for(lambda: title in bridge.updates(fork))
     assert not [u for u in bridge.updates(fork) if u["sessionUpdate"] in CONVERSATION_UPDATES]
 
@@ -49,7 +49,7 @@ async def test_a_fork_starts_from_the_conversation_and_the_two_go_on_apart(
     assert _history(server, 2) == [*ada, ("user", "Say hello.")]  # the fork's turn is not the source's
 
     listed = {s["sessionId"]: s.get("title") for s in (await bridge.request("session/list", {}))["sessions"]}
-    assert listed == {source: "My name is Ada.", fork: "My name is Ada. (fork)"}
+    assert listed == {source: "My name is Ada.", fork: "Fork: My name is Ada."}
 
 
 async def test_a_fork_is_kept_and_reloads_with_its_own_turns_after_a_restart(
@@ -76,7 +76,7 @@ async def test_a_fork_is_kept_and_reloads_with_its_own_turns_after_a_restart(
         ("user", "What is my colour?"),
     ]
     listed = {s["sessionId"]: s.get("title") for s in (await again.request("session/list", {}))["sessions"]}
-    assert listed[second] == "My colour is blue. (fork) (fork)"
+    assert listed[second] == "Fork: Fork: My colour is blue."
 
 
 async def test_forking_a_session_mid_prompt_copies_the_turn_so_far_and_leaves_the_prompt_running(

@@ -28,6 +28,9 @@
  *    text reach the model.
  * 10. Rules: "Always allow" shows in the Rules view and covers the same call; revoked there, the next
  *    same call asks again.
+ * 11. Fork: "Fork Session" goes on in a new session that shows the conversation as it was, titled as a
+ *    fork; its log starts with the original's, the original's log does not get the fork's prompt, and
+ *    History lists both.
  * Screenshots: artifacts/shots/e2e-*.png.
  */
 import assert from "node:assert/strict";
@@ -425,7 +428,9 @@ describe("Agent view in code-server against the real bridge", () => {
     const accept = page.locator(".editor-actions .action-label[aria-label^='Accept Agent Edit']").first();
     await accept.waitFor({ timeout: 10_000 });
     await page.locator(".editor-actions .action-label[aria-label^='Reject Agent Edit']").first().waitFor();
-    const modified = ((await diffEditor.locator(".editor.modified .view-lines").textContent()) ?? "").replace(/\u00a0/g, " ");
+    const modifiedLines = diffEditor.locator(".editor.modified .view-lines");
+    await modifiedLines.filter({ hasText: "line 13b" }).waitFor({ timeout: 15_000 });
+    const modified = ((await modifiedLines.textContent()) ?? "").replace(/\u00a0/g, " ");
     assert.ok(modified.includes("line 1") && modified.includes("line 20") && modified.includes("LINE 13") && modified.includes("line 13b"), `the whole file after the edit: ${modified}`);
     assert.match(await activeTabLabel(page), /review/);
     await page.screenshot({ path: shot("e2e-11-review-editor") });
@@ -437,7 +442,10 @@ describe("Agent view in code-server against the real bridge", () => {
     // Open diff on the applied edit: the whole file before ↔ the file (not an excerpt numbered from 1).
     await edit13.locator("button.open-diff").click();
     await page.locator(".tab", { hasText: "before ↔ after the agent's edit" }).waitFor({ timeout: 15_000 });
-    const original = ((await page.locator(".monaco-diff-editor .editor.original .view-lines").first().textContent()) ?? "").replace(/\u00a0/g, " ");
+    // The tab shows before the diff editor has drawn its lines: wait for them.
+    const originalLines = page.locator(".monaco-diff-editor .editor.original .view-lines").first();
+    await originalLines.filter({ hasText: "line 20" }).waitFor({ timeout: 15_000 });
+    const original = ((await originalLines.textContent()) ?? "").replace(/\u00a0/g, " ");
     assert.ok(original.includes("line 1") && original.includes("line 13") && original.includes("line 20") && !original.includes("LINE 13"), `the whole file before the edit: ${original}`);
 
     // The next edit: rejected with a reason, which the card keeps, with the diff that was proposed.
@@ -529,13 +537,17 @@ interface LogRecord {
   content?: Array<{ type: string; text?: string }>;
 }
 
-function featuresLog(): LogRecord[] {
+/** Each session log of the second agent, as its records. */
+function featuresLogs(): LogRecord[][] {
   const dir = join(FEATURES_STATE, "sessions");
   if (!existsSync(dir)) return [];
   return readdirSync(dir)
     .filter((f) => f.endsWith(".jsonl"))
-    .flatMap((f) => readFileSync(join(dir, f), "utf8").split("\n").filter(Boolean))
-    .map((line) => JSON.parse(line) as LogRecord);
+    .map((f) => readFileSync(join(dir, f), "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line) as LogRecord));
+}
+
+function featuresLog(): LogRecord[] {
+  return featuresLogs().flat();
 }
 
 /** The first log record `match` accepts, once the bridge has written it (it logs before it answers). */
@@ -710,5 +722,35 @@ describe("attachments, questions and rules in code-server against the real bridg
     await again.locator(".perm-btn.perm-allow_once").click({ timeout: 30_000 });
     await view.locator(".msg-agent", { hasText: "Touched it once more." }).waitFor({ timeout: 30_000 });
     assert.match((await again.locator(".permission.answered").textContent()) ?? "", /Answered: Allow once/);
+  });
+
+  it("forks the session: the view goes on in a fork that shows the conversation as it was; History lists both", async () => {
+    const view = agentView(page);
+    const title = ((await view.locator(".session-title").textContent()) ?? "").trim();
+    // The words typed: the @-mention's link is left out of the title.
+    assert.equal(title, "Explain this with @guide.md please");
+    const cards = await cardFingerprint(view);
+    const prompts = await view.locator(".msg-user").allTextContents();
+    await runCommand(page, "ACP: Fork Session");
+    await view.locator(".session-title", { hasText: `Fork: ${title}` }).waitFor({ timeout: 15_000 });
+    assert.deepEqual(await cardFingerprint(view), cards, "the fork shows the conversation as it was");
+    assert.deepEqual(await view.locator(".msg-user").allTextContents(), prompts);
+
+    await view.locator("#prompt").fill("Go on in the fork");
+    await view.locator("#prompt").press("Enter");
+    await view.locator(".msg-agent", { hasText: "Going on in the fork." }).waitFor({ timeout: 30_000 });
+    await logRecord(page, "the fork's prompt", (r) => r.type === "user" && r.text === "Go on in the fork");
+    const said = (log: LogRecord[], text: string) => log.some((r) => r.type === "user" && (r.text ?? "").startsWith(text));
+    const fork = featuresLogs().filter((log) => said(log, "Go on in the fork"));
+    assert.equal(fork.length, 1, "one log has the fork's prompt");
+    assert.ok(said(fork[0]!, "Explain this") && said(fork[0]!, "Touch it once more"), "the fork's log starts with the conversation");
+    assert.ok(featuresLogs().some((log) => said(log, "Touch it once more") && !said(log, "Go on in the fork")), "the original's log goes without the fork's prompt");
+
+    await viewAction(page, "Open Session from History").click();
+    const rows = page.locator(".quick-input-widget .quick-input-list .monaco-list-row");
+    await rows.filter({ hasText: `Fork: ${title}` }).first().waitFor({ timeout: 15_000 });
+    await page.screenshot({ path: shot("e2e-19-fork-history") });
+    assert.ok((await rows.allTextContents()).some((t) => t.startsWith(title)), "the original is listed too");
+    await page.keyboard.press("Escape");
   });
 });

@@ -84,11 +84,11 @@ describe("sessions vs the real bridge", () => {
     const fork = await h.conn.forkSession(source, ws);
     assert.notEqual(fork.sessionId, source);
     assert.equal(fork.modes?.currentModeId, "default");
-    await until("the fork's title", () => h.store.state.title === "hello (fork)");
+    await until("the fork's title", () => h.store.state.title === "Fork: hello");
     assert.equal((await h.conn.prompt(fork.sessionId, "go on")).stopReason, "end_turn", h.stderr());
     assert.ok(h.store.state.timeline.some((i) => i.type === "agent" && i.text.includes("In the fork.")));
     const titles = Object.fromEntries((await h.conn.listSessions(ws)).sessions.map((x) => [x.sessionId, x.title]));
-    assert.deepEqual(titles, { [source]: "hello", [fork.sessionId]: "hello (fork)" });
+    assert.deepEqual(titles, { [source]: "hello", [fork.sessionId]: "Fork: hello" });
   });
 
   it("lists an 'always' rule, keeps it for the project with --remember project, and revokes it", async () => {
