@@ -246,12 +246,15 @@ class CardPrinter:
 
     def _proposed_change(self, shown: _Shown) -> None:
         """The diffs of a card that has not run yet, once."""
-        if shown.shown_change:
-            return
-        for block in shown.card.content:
-            if block["type"] == "diff":
-                shown.shown_change = True
-                self._diff(block)
+        if not shown.shown_change:
+            shown.shown_change = self._diffs(shown.card.content)
+
+    def _diffs(self, content: Sequence[ToolCallContent]) -> bool:
+        """Print the diff blocks of `content`; whether there were any."""
+        diffs = [block for block in content if block["type"] == "diff"]
+        for block in diffs:
+            self._diff(block)
+        return bool(diffs)
 
     def _excerpt(self, text: str) -> None:
         lines = [ln for ln in text.splitlines() if not ln.startswith("```")]
@@ -307,12 +310,10 @@ class CardPrinter:
         card = card_of(tool_call)
         self._line(f"  {s.yellow('?')} {s.bold('permission needed:')} {card.title or card.call_id}")
         # The question's card is the tool's preview: the change as it would apply to the file now.
-        changes = [block for block in card.content if block["type"] == "diff"]
-        for block in changes:
-            self._diff(block)
+        shown_here = self._diffs(card.content)
         shown = self.cards.get(card.call_id)
-        if shown is not None and changes:
-            shown.shown_change = True
+        if shown is not None:
+            shown.shown_change = shown.shown_change or shown_here
         for i, option in enumerate(options, 1):
             self._line(f"      {i}. {option['name']}")
         first_allow = next((o for o in options if o["kind"] == "allow_once"), options[0])

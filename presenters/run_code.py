@@ -330,13 +330,6 @@ class _Schedule:
     # `contextlib.asynccontextmanager` costs a generator and its frames each time.
     async def enter(self, exclusive: bool) -> None:
         """Wait for this call's turn; every `enter` that returns is matched by one `leave`."""
-        if not self.queue and not self.exclusive:
-            if not exclusive and self.running < self.limit:
-                self.running += 1  # a free slot and nobody waiting: no future, no wake-up
-                return
-            if exclusive and not self.running:
-                self.running, self.exclusive = 1, True
-                return
         ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.queue.append((exclusive, ready))
         self._admit()
