@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 
 
 def _add_serve(parser: argparse.ArgumentParser) -> None:
-    from .boot import add_core_arguments
+    from acp_bridge.runtime.boot import add_core_arguments
 
     add_core_arguments(parser)
     auth = parser.add_mutually_exclusive_group()
@@ -40,43 +40,43 @@ def _run_serve(args: argparse.Namespace) -> int:
         return _run_login(args)
     if args.logout:
         return _run_logout(args)
-    from .serve import run
+    from acp_bridge.acp.serve import run
 
     return run(args)
 
 
 def _add_login(parser: argparse.ArgumentParser) -> None:
-    from .login import add_login_arguments
+    from acp_bridge.auth.login import add_login_arguments
 
     add_login_arguments(parser)
 
 
 def _run_login(args: argparse.Namespace) -> int:
-    from .login import run_login
+    from acp_bridge.auth.login import run_login
 
     return run_login(args)
 
 
 def _add_logout(parser: argparse.ArgumentParser) -> None:
-    from .login import add_arguments
+    from acp_bridge.auth.login import add_arguments
 
     add_arguments(parser)
 
 
 def _run_logout(args: argparse.Namespace) -> int:
-    from .login import run_logout
+    from acp_bridge.auth.login import run_logout
 
     return run_logout(args)
 
 
 def _add_demo(parser: argparse.ArgumentParser) -> None:
-    from .demo import add_arguments
+    from acp_bridge.demo.run import add_arguments
 
     add_arguments(parser)
 
 
 def _run_demo(args: argparse.Namespace) -> int:
-    from .demo import run
+    from acp_bridge.demo.run import run
 
     return run(args)
 

@@ -27,9 +27,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Final, Literal, TextIO
 
-from .credentials import API_KEY_ENV_VARS, api_key_from_environment, credentials_path, read_stored_key
-from .settings import CODE_MODES, DEFAULT_CODE_MODE
-from .state_dir import state_dir
+from acp_bridge.common.credentials import (
+    API_KEY_ENV_VARS,
+    api_key_from_environment,
+    credentials_path,
+    read_stored_key,
+)
+from acp_bridge.common.settings import CODE_MODES, DEFAULT_CODE_MODE
+from acp_bridge.common.state_dir import state_dir
+
 from .version import version_text
 
 Status = Literal["ok", "missing", "warning"]
@@ -224,7 +230,7 @@ def _key_check(endpoint: str | None, *, needed: bool, check_key: bool) -> Check:
         return Check("API key", "ok", f"{source} (not needed by this model)", required=False)
     if not check_key or endpoint is None:
         return Check("API key", "ok", f"{source} (not checked: --check-key asks the endpoint)")
-    from .login import check_key as ask_endpoint
+    from acp_bridge.auth.login import check_key as ask_endpoint
 
     accepted, verdict = ask_endpoint(endpoint, key)
     return Check(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import platform
 
-from . import __version__
+from acp_bridge import __version__
 
 
 def version_text() -> str:

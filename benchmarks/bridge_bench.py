@@ -160,7 +160,7 @@ async def _startup(work: Path) -> list[dict[str, Any]]:
 
 def _registry_alone(files: list[Path], cwd: Path) -> float:
     """Seconds per call for the same reads through the registry in process (no bridge, no wire)."""
-    from acp_bridge.boot import load_tools
+    from acp_bridge.runtime.boot import load_tools
     from registry_core import Agent, ToolExecutionInput, ToolRegistry, run_step
 
     registry = ToolRegistry()

@@ -1,7 +1,7 @@
 """The floor: the least an ACP agent over stdio can do for the bridge's benchmark turns, in raw asyncio.
 
 No registry, no tools, no model, no validation: newline-delimited JSON-RPC on stdin/stdout (ACP's stdio
-transport), encoded with orjson as the bridge's are (`acp_bridge/json_bytes.py`), answering
+transport), encoded with orjson as the bridge's are (`acp_bridge/common/json_bytes.py`), answering
 `initialize`, `session/new` and a `session/prompt` whose text names files to read
 (whitespace-separated, relative to the session's cwd). For each file it sends what the bridge sends for a
 `read` call: a `tool_call` (pending) and a `tool_call_update` (completed, with the file's text as a content

@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from acp_bridge.permissions import PolicyConfig, SessionPermissions
+from acp_bridge.permissions.policy import PolicyConfig, SessionPermissions
 
 BATCH = 2_000
 REPEATS = 31

@@ -22,11 +22,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from acp_bridge.boot import load_tools
-from acp_bridge.channel import ClientCapabilities, PermissionOutcome
+from acp_bridge.client.channel import ClientCapabilities, PermissionOutcome
 from acp_bridge.models import load_backend
-from acp_bridge.sessions import SessionManager
-from acp_bridge.stdio import encode_frame
+from acp_bridge.runtime.boot import load_tools
+from acp_bridge.runtime.stdio import encode_frame
+from acp_bridge.session.manager import SessionManager
 
 READS = 200
 

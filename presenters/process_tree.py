@@ -19,8 +19,9 @@ output redirected, outlives its call on purpose: it is stopped with the session)
 Stopping: SIGTERM to every process group of those processes (a group never spans sessions, so each one
 holds only the command's processes), a grace that ends once none runs, SIGKILL, then reaping.
 
-Reaping: with the host a child subreaper (`prctl(PR_SET_CHILD_SUBREAPER)`, see `acp_bridge.processes`),
-the command's orphans are re-parented to the host, and once they exit only the host can reap them.
+Reaping: with the host a child subreaper (`prctl(PR_SET_CHILD_SUBREAPER)`, see
+`acp_bridge.session.processes`), the command's orphans are re-parented to the host, and once they exit
+only the host can reap them.
 asyncio's child watchers on 3.11 (`ThreadedChildWatcher`, the default, and `PidfdChildWatcher`) and
 `subprocess` wait for the pids they forked with `waitpid(pid)`, never `waitpid(-1)`, and a fork reaped by
 someone else is misreported (asyncio says exit status 255, `subprocess` 0). So `reap_adopted` reaps only
@@ -155,7 +156,7 @@ class Command:
 
     def environment(self) -> dict[str, str]:
         """The environment to start the shell with: ours (a host has already taken its secrets out of
-        it, see `acp_bridge.credentials`) plus the token."""
+        it, see `acp_bridge.common.credentials`) plus the token."""
         return {**os.environ, MARKER: self.token}
 
     def started(self, shell_pid: int) -> None:

@@ -1,6 +1,6 @@
 """Fixtures for every test: no test writes to the real user's state directory.
 
-The bridge keeps history by default in the platform's user state directory (`acp_bridge.state_dir`); on
+The bridge keeps history by default in the platform's user state directory (`acp_bridge.common.state_dir`); on
 Linux that is `$XDG_STATE_HOME/acp-bridge`. Each test gets its own `XDG_STATE_HOME` under its tmp dir,
 which every bridge it spawns inherits.
 """

@@ -20,7 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..channel import PermissionOutcome
+from acp_bridge.client.channel import PermissionOutcome
+
 from ..mapping import Card, PermissionOption, card_of, display_path, option_scope, scope_words
 
 ACTION_TITLES: Final[Mapping[str, str]] = {

@@ -32,8 +32,15 @@ from typing import Any, Final, Protocol
 
 from lsprotocol import types
 
-from ..channel import ClientCapabilities, PermissionOption, PermissionOutcome, ToolCallUpdate, Update
-from ..errors import METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, ConnectionClosed, RemoteError
+from acp_bridge.client.channel import (
+    ClientCapabilities,
+    PermissionOption,
+    PermissionOutcome,
+    ToolCallUpdate,
+    Update,
+)
+from acp_bridge.common.errors import METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, ConnectionClosed, RemoteError
+
 from ..mapping import TextChunk, display_path, read_update
 from .approval import build_question, describe_call
 from .derive import Action, Begin, End, Log, Report, Show, UpdateView

@@ -15,10 +15,11 @@ import argparse
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..boot import add_core_arguments, claim_and_set_up, load_model, run_until_exit
+from acp_bridge.runtime.boot import add_core_arguments, claim_and_set_up, load_model, run_until_exit
 
 if TYPE_CHECKING:
-    from ..sessions import SessionManager
+    from acp_bridge.session.manager import SessionManager
+
     from .channel import LspChannel
     from .options import LspOptions
 
@@ -31,7 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # The core and pygls are imported only when the server really runs (not to build the parser).
-    from ..sessions import SessionManager
+    from acp_bridge.session.manager import SessionManager
+
     from .server import serve_lsp
 
     stdio, setup = claim_and_set_up(args)

@@ -45,11 +45,12 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 from pygls.uris import from_fs_path, to_fs_path
 
-from .. import __version__
-from ..boot import cancel_running_prompts, handling_signals
-from ..errors import BridgeError, ConnectionClosed, RemoteError
-from ..sessions import Session, SessionManager
-from ..stdio import READ_CHUNK, FrameWriter, Stdio, claim_stdio, watchable
+from acp_bridge import __version__
+from acp_bridge.common.errors import BridgeError, ConnectionClosed, RemoteError
+from acp_bridge.runtime.boot import cancel_running_prompts, handling_signals
+from acp_bridge.runtime.stdio import READ_CHUNK, FrameWriter, Stdio, claim_stdio, watchable
+from acp_bridge.session.manager import Session, SessionManager
+
 from .channel import LspChannel, OpenDocument
 from .options import EditorFeatures, LspOptions, session_cwd
 

@@ -16,7 +16,8 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, TypeVar
 
-from ..json_bytes import dumps
+from acp_bridge.common.json_bytes import dumps
+
 from .text import tail, text_block, truncate_middle
 from .wire import DEFAULT_MAX_UPDATE_BYTES, RAW_INPUT_MAX_BYTES
 

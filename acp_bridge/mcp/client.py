@@ -36,7 +36,8 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from .. import __version__
+from acp_bridge import __version__
+
 from .config import HttpServer, ServerConfig, StdioServer
 from .stdio import StdioProcess
 

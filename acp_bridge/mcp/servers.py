@@ -31,10 +31,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar, runtime_checkable
 
+from acp_bridge.client.channel import ClientChannel
+from acp_bridge.permissions.policy import ExternalTool, SessionPermissions
 from registry_core import CancelSignal, StatusProgress, ToolError, ToolRunContext, ToolScope
 
-from ..channel import ClientChannel
-from ..permissions import ExternalTool, SessionPermissions
 from .config import ServerConfig, ServerList, StdioServer
 from .naming import command_name, tool_name
 from .present import ToolFacts, facts_of

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from acp_bridge.credentials import KeySource, api_key_from_environment
+from acp_bridge.common.credentials import KeySource, api_key_from_environment
 from acp_bridge.models.base import (
     AssistantMessage,
     ImageData,

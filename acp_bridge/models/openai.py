@@ -34,7 +34,8 @@ from typing import Any, Final, Protocol, assert_never
 
 import httpx
 
-from acp_bridge.credentials import API_KEY_ENV_VARS, STORED_KEY_SOURCE
+from acp_bridge.common.credentials import API_KEY_ENV_VARS, STORED_KEY_SOURCE
+from acp_bridge.common.settings import DEFAULT_BASE_URL
 from acp_bridge.models.base import (
     AssistantMessage,
     ImageData,
@@ -54,7 +55,6 @@ from acp_bridge.models.base import (
     parse_tool_arguments,
 )
 from acp_bridge.models.images import data_url
-from acp_bridge.settings import DEFAULT_BASE_URL
 
 __all__ = ["API_KEY_ENV_VARS", "DEFAULT_BASE_URL", "DEFAULT_TIMEOUT", "OpenAIBackend"]
 

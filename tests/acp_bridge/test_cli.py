@@ -50,10 +50,10 @@ def test_serve_help_loads_only_the_command_line() -> None:
 # What answers `initialize` must load none of: the registry, the tools (and pydantic, httpx), the session
 # core, the mapping, the models, the ACP agent. `serve` loads them in a worker thread after answering.
 CORE = (
-    "registry_core", "presenters", "pydantic", "httpx", "anyio", "acp_bridge.connection",
-    "acp_bridge.sessions", "acp_bridge.turn", "acp_bridge.mapping", "acp_bridge.models",
-    "acp_bridge.channel", "acp_bridge.login", "acp_bridge.processes", "acp_bridge.store",
-    "acp_bridge.permissions",
+    "registry_core", "presenters", "pydantic", "httpx", "anyio", "acp_bridge.acp.connection",
+    "acp_bridge.session.manager", "acp_bridge.turn.loop", "acp_bridge.mapping", "acp_bridge.models",
+    "acp_bridge.client.channel", "acp_bridge.auth.login", "acp_bridge.session.processes",
+    "acp_bridge.history.store", "acp_bridge.permissions.policy",
 )  # fmt: skip
 
 
@@ -62,8 +62,8 @@ def test_what_serve_answers_initialize_with_loads_none_of_the_core() -> None:
         "import json, sys\n"
         "import acp_bridge.cli as cli\n"
         "args = cli.build_parser(only='serve').parse_args(['serve', '--model', 'openai:x'])\n"
-        "import acp_bridge.serve, acp_bridge.handshake\n"
-        "from acp_bridge.boot import model_endpoint\n"
+        "import acp_bridge.acp.serve, acp_bridge.acp.handshake\n"
+        "from acp_bridge.runtime.boot import model_endpoint\n"
         "model_endpoint(args.model, args.base_url)\n"
         f"print(json.dumps(sorted(m for m in sys.modules if m.startswith({CORE!r}))))\n"
     )

@@ -1,17 +1,18 @@
 """Invariants of the package layering, checked on the source (docs/architecture.md):
 
-- the session core (sessions, turn loop, permissions, replay, live output, editor file access, store, the
-  mapping, the model backends) imports no transport, no face and no ACP SDK, so the ACP face and the LSP
-  face share it unchanged; and only the demo (a client) uses the SDK;
+- the folders of `acp_bridge` form layers (`LAYERS`): every import points down, never up nor across the
+  two faces, so a new module is checked by the folder it lands in; the core folders (up to `session`)
+  import no transport, no face and no ACP SDK, so the ACP face and the LSP face share them unchanged; only
+  the demo (a client) uses the SDK;
 - `registry_core` imports nothing from `presenters` or `acp_bridge`; `presenters` nothing from `acp_bridge`;
 - `acp_bridge.mapping` is pure: no asyncio, no I/O, no process or network module;
-- the faces' process shell: what both faces start with (`stdio`, `boot`) imports no face; the LSP face
-  imports neither the ACP face nor the command table; the ACP agent (`connection`) touches no stdio and
-  no signal; the command table (`cli`) imports only the standard library at module level; the ACP
+- the faces' process shell: what both faces start with (`runtime/`: `stdio`, `boot`) imports no face; the
+  LSP face imports neither the ACP face nor the command table; the ACP agent (`connection`) touches no
+  stdio and no signal; the command table (`cli`) imports only the standard library at module level; the ACP
   handshake (`handshake`, what answers `initialize` while the core loads) imports none of the core.
 
 Relative imports are resolved against the importing module's package, and `from X import name` also
-counts as an import of `X.name` (it may be a module), so `from . import connection` is caught.
+counts as an import of `X.name` (it may be a module), so `from ..acp import connection` is caught.
 """
 
 from __future__ import annotations
@@ -25,41 +26,33 @@ import pytest
 from tests.support.source_imports import REPO, imports_of, module_name
 
 PACKAGE = REPO / "acp_bridge"
-CORE = [
-    "channel",
-    "client_capabilities",
-    "sessions",
-    "turn",
-    "replay",
-    "session_log",
-    "presentable",
-    "prompt_blocks",
-    "system_prompt",
-    "permissions",
-    "permission_log",
-    "live_output",
-    "client_fs",
-    "store",
-    "session_index",
-    "rules_store",
-    "questions",
-    "state_dir",
-    "errors",
-    "settings",
-    "mapping",
-    "models",
-]
+# The folders of `acp_bridge`, lowest first: a module imports only from its own folder and the folders
+# before it (and `acp_bridge` itself for `__version__`). The loose modules at the top (`cli`, `doctor`,
+# `version`, `__main__`) may import any folder; no folder imports them. Faces come after the core: the
+# core folders (up to `session`) never import a face, because a face is never before them.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("common",),  # the shared leaves: errors, the JSON encoder, credentials, modes, the state folder
+    ("mapping",),  # cards <-> ACP updates, pure
+    ("models",),  # model backends
+    ("client",),  # the seam: what the core may ask of an editor
+    ("history",),  # session logs on disk, the session index
+    ("permissions",),  # modes, scopes, rules, the gate
+    ("mcp",),  # the user's MCP servers
+    ("turn",),  # the agent loop of one prompt
+    ("session",),  # sessions and their manager
+    ("auth",),  # login and the auth methods
+    ("runtime",),  # the process shell both faces share: stdio, boot
+    ("acp", "lsp"),  # the two faces, side by side: neither imports the other
+    ("demo",),  # a terminal client of the ACP face
+)
+FOLDERS = [folder for layer in LAYERS for folder in layer]
+CORE_FOLDERS = FOLDERS[: FOLDERS.index("session") + 1]
+CORE = CORE_FOLDERS
 FORBIDDEN_IN_CORE = (
     "acp",
-    "acp_bridge.jsonrpc",
-    "acp_bridge.connection",
-    "acp_bridge.lsp",
+    *(f"acp_bridge.{folder}" for folder in FOLDERS[len(CORE_FOLDERS) :]),
     "acp_bridge.cli",
-    "acp_bridge.serve",
-    "acp_bridge.stdio",
-    "acp_bridge.boot",
-    "acp_bridge.demo",
-    "acp_bridge.demo_render",
+    "acp_bridge.doctor",
     "pygls",
     "lsprotocol",
 )
@@ -105,6 +98,64 @@ def _violations(paths: list[Path], forbidden: tuple[str, ...]) -> dict[str, list
     return bad
 
 
+def _folder_of(module: str) -> str | None:
+    """The folder of an `acp_bridge` module, `""` for a loose one, None outside the package."""
+    parts = module.split(".")
+    if parts[0] != "acp_bridge":
+        return None
+    if len(parts) > 1 and (PACKAGE / parts[1]).is_dir():
+        return parts[1]
+    return ""
+
+
+def _layer_violations(paths: list[Path], source: str | None = None) -> list[str]:
+    rank = {folder: i for i, layer in enumerate(LAYERS) for folder in layer}
+    bad: list[str] = []
+    for path in paths:
+        mine = _folder_of(module_name(path))
+        assert mine is not None
+        for name in sorted(imports_of(path, source if source is not None else None)):
+            theirs = _folder_of(name)
+            if theirs is None or theirs == mine or name in ("acp_bridge", "acp_bridge.__version__"):
+                continue
+            if mine == "":  # a loose module at the top may import any folder
+                if theirs == "" and module_name(path) != "acp_bridge.__main__":
+                    bad.append(f"{module_name(path)} -> {name}")
+                continue
+            if theirs == "" or rank[theirs] >= rank[mine]:
+                bad.append(f"{module_name(path)} -> {name}")
+    return bad
+
+
+def test_every_folder_is_placed_in_the_layers() -> None:
+    folders = {path.name for path in PACKAGE.iterdir() if (path / "__init__.py").is_file()}
+    assert folders == set(FOLDERS)
+
+
+def test_the_loose_modules_are_few() -> None:
+    loose = sorted(path.name for path in PACKAGE.glob("*.py"))
+    assert loose == ["__init__.py", "__main__.py", "cli.py", "doctor.py", "version.py"]
+
+
+def test_every_import_points_down_the_layers() -> None:
+    """A folder imports only its own modules and the folders below it; faces never import each other."""
+    assert _layer_violations(sorted(PACKAGE.rglob("*.py"))) == []
+
+
+@pytest.mark.parametrize(
+    ("where", "source"),
+    [
+        ("acp_bridge/common/errors.py", "from acp_bridge.models import ModelError\n"),
+        ("acp_bridge/turn/loop.py", "def f():\n    from ..session.manager import Session\n"),
+        ("acp_bridge/lsp/server.py", "from ..acp.connection import AcpAgent\n"),
+        ("acp_bridge/acp/serve.py", "from acp_bridge.lsp import server\n"),
+        ("acp_bridge/session/manager.py", "from acp_bridge import doctor\n"),
+    ],
+)
+def test_the_layer_check_sees_an_upward_import(where: str, source: str) -> None:
+    assert _layer_violations([REPO / where], source) != []
+
+
 @pytest.mark.parametrize("module", CORE)
 def test_the_core_imports_no_transport_face_or_sdk(module: str) -> None:
     bad = _violations(_sources(f"acp_bridge.{module}"), FORBIDDEN_IN_CORE)
@@ -113,11 +164,11 @@ def test_the_core_imports_no_transport_face_or_sdk(module: str) -> None:
 
 def test_only_the_demo_client_imports_the_acp_sdk() -> None:
     users = {
-        path.stem
+        module_name(path)
         for path in PACKAGE.rglob("*.py")
         if any(name == "acp" or name.startswith("acp.") for name in imports_of(path))
     }
-    assert users <= {"demo"}, users
+    assert {_folder_of(user) for user in users} <= {"demo"}, users
 
 
 def test_the_registry_imports_neither_the_tools_nor_the_bridge() -> None:
@@ -188,8 +239,8 @@ def test_the_cycle_check_sees_a_cycle() -> None:
 @pytest.mark.parametrize(
     ("where", "source", "forbidden"),
     [
-        ("acp_bridge/turn.py", "from . import connection\n", FORBIDDEN_IN_CORE),
-        ("acp_bridge/mapping/calls.py", "from .. import jsonrpc\n", FORBIDDEN_IN_CORE),
+        ("acp_bridge/turn/loop.py", "from ..acp import connection\n", FORBIDDEN_IN_CORE),
+        ("acp_bridge/mapping/calls.py", "from ..acp import jsonrpc\n", FORBIDDEN_IN_CORE),
         ("acp_bridge/mapping/calls.py", "from ..lsp.channel import LspChannel\n", FORBIDDEN_IN_CORE),
         ("acp_bridge/mapping/text.py", "import asyncio\n", IMPURE),
         ("acp_bridge/mapping/text.py", "from urllib.request import urlopen\n", IMPURE),
@@ -212,38 +263,28 @@ def test_each_check_sees_a_violation(where: str, source: str, forbidden: tuple[s
 
 # Every face (and what only a face uses): what both faces start with must import none of them.
 FACES = (
-    "acp_bridge.connection",
-    "acp_bridge.handshake",
-    "acp_bridge.jsonrpc",
-    "acp_bridge.serve",
+    "acp_bridge.acp",
     "acp_bridge.lsp",
     "acp_bridge.cli",
     "acp_bridge.demo",
-    "acp_bridge.demo_render",
     "acp",
     "pygls",
     "lsprotocol",
 )
 # The ACP face (its agent, its JSON-RPC peer, its serve loop) and the command table above both faces.
-ACP_FACE_AND_TABLE = (
-    "acp_bridge.connection",
-    "acp_bridge.handshake",
-    "acp_bridge.jsonrpc",
-    "acp_bridge.serve",
-    "acp_bridge.cli",
-)
+ACP_FACE_AND_TABLE = ("acp_bridge.acp", "acp_bridge.cli")
 # All the handshake may import of the project: light modules of the standard library's kind.
 HANDSHAKE_MAY_IMPORT = {
     "acp_bridge",
     "acp_bridge.__version__",
-    "acp_bridge.auth_methods",
-    "acp_bridge.client_capabilities",
-    "acp_bridge.errors",
-    "acp_bridge.jsonrpc",
+    "acp_bridge.auth.auth_methods",
+    "acp_bridge.common.client_capabilities",
+    "acp_bridge.common.errors",
+    "acp_bridge.acp.jsonrpc",
 }
 PROJECT = ("acp_bridge", "registry_core", "presenters")
 # What the ACP agent leaves to the process shell (`serve`, `stdio`, `boot`).
-PROCESS_SHELL = ("acp_bridge.stdio", "acp_bridge.boot", "acp_bridge.serve", "signal")
+PROCESS_SHELL = ("acp_bridge.runtime.stdio", "acp_bridge.runtime.boot", "acp_bridge.acp.serve", "signal")
 
 
 class _WithoutFunctionBodies(ast.NodeTransformer):
@@ -269,20 +310,21 @@ def test_the_lsp_face_imports_neither_the_acp_face_nor_the_command_table() -> No
     assert not bad, bad
 
 
-@pytest.mark.parametrize("module", ["stdio", "boot"])
-def test_what_both_faces_start_with_imports_no_face(module: str) -> None:
-    bad = _violations(_sources(f"acp_bridge.{module}"), FACES)
+def test_what_both_faces_start_with_imports_no_face() -> None:
+    bad = _violations(_sources("acp_bridge.runtime"), FACES)
     assert not bad, bad
 
 
 def test_the_stdio_transport_imports_nothing_of_the_project_but_its_encoder() -> None:
-    assert _project_imports_beyond(REPO / "acp_bridge/stdio.py", {"acp_bridge.json_bytes"}) == []
-    bad = _violations(_sources("acp_bridge.json_bytes"), PROJECT)
+    assert (
+        _project_imports_beyond(REPO / "acp_bridge/runtime/stdio.py", {"acp_bridge.common.json_bytes"}) == []
+    )
+    bad = _violations(_sources("acp_bridge.common.json_bytes"), PROJECT)
     assert not bad, bad
 
 
 def test_the_acp_agent_touches_no_stdio_and_no_signal() -> None:
-    bad = _violations(_sources("acp_bridge.connection"), PROCESS_SHELL)
+    bad = _violations(_sources("acp_bridge.acp.connection"), PROCESS_SHELL)
     assert not bad, bad
 
 
@@ -305,14 +347,14 @@ def _project_imports_beyond(path: Path, allowed: set[str], source: str | None = 
 def test_the_handshake_imports_none_of_the_core() -> None:
     """`initialize` is answered while the core loads: by a module that needs none of it (the loaded
     modules are checked in a fresh interpreter by `test_cli.py`)."""
-    assert _project_imports_beyond(PACKAGE / "handshake.py", HANDSHAKE_MAY_IMPORT) == []
+    assert _project_imports_beyond(PACKAGE / "acp/handshake.py", HANDSHAKE_MAY_IMPORT) == []
 
 
 def test_the_handshake_check_sees_a_core_import() -> None:
-    source = "from .sessions import SessionManager\nfrom .errors import InvalidParams\n"
-    assert _project_imports_beyond(PACKAGE / "handshake.py", HANDSHAKE_MAY_IMPORT, source) == [
-        "acp_bridge.sessions",
-        "acp_bridge.sessions.SessionManager",
+    source = "from ..session.manager import SessionManager\nfrom ..common.errors import InvalidParams\n"
+    assert _project_imports_beyond(PACKAGE / "acp/handshake.py", HANDSHAKE_MAY_IMPORT, source) == [
+        "acp_bridge.session.manager",
+        "acp_bridge.session.manager.SessionManager",
     ]
 
 
@@ -325,13 +367,13 @@ def test_the_command_table_imports_only_the_standard_library_at_module_level() -
 @pytest.mark.parametrize(
     ("where", "source", "forbidden"),
     [
-        ("acp_bridge/lsp/server.py", "from ..connection import cancel_on_interrupt\n", ACP_FACE_AND_TABLE),
-        ("acp_bridge/lsp/server.py", "from ..jsonrpc import FrameWriter\n", ACP_FACE_AND_TABLE),
+        ("acp_bridge/lsp/server.py", "from ..acp.connection import AcpAgent\n", ACP_FACE_AND_TABLE),
+        ("acp_bridge/lsp/server.py", "from ..acp.jsonrpc import FrameWriter\n", ACP_FACE_AND_TABLE),
         ("acp_bridge/lsp/command.py", "def f():\n    from ..cli import core_setup\n", ACP_FACE_AND_TABLE),
-        ("acp_bridge/boot.py", "def f():\n    from .lsp.command import run\n", FACES),
-        ("acp_bridge/stdio.py", "from .errors import ConnectionClosed\n", PROJECT),
-        ("acp_bridge/connection.py", "from .stdio import claim_stdio\n", PROCESS_SHELL),
-        ("acp_bridge/connection.py", "import signal\n", PROCESS_SHELL),
+        ("acp_bridge/runtime/boot.py", "def f():\n    from ..lsp.command import run\n", FACES),
+        ("acp_bridge/runtime/stdio.py", "from .errors import ConnectionClosed\n", PROJECT),
+        ("acp_bridge/acp/connection.py", "from ..runtime.stdio import claim_stdio\n", PROCESS_SHELL),
+        ("acp_bridge/acp/connection.py", "import signal\n", PROCESS_SHELL),
     ],
 )
 def test_each_shell_check_sees_a_violation(where: str, source: str, forbidden: tuple[str, ...]) -> None:
@@ -343,11 +385,11 @@ def test_the_module_level_check_sees_a_module_level_import_and_skips_a_late_one(
     source = (
         "from __future__ import annotations\n"
         "from typing import TYPE_CHECKING\n"
-        "if TYPE_CHECKING:\n    from .sessions import SessionManager\n"
-        "def run():\n    from .serve import run\n"
+        "if TYPE_CHECKING:\n    from .session.manager import SessionManager\n"
+        "def run():\n    from .acp.serve import run\n"
     )
     names = module_level_imports(PACKAGE / "cli.py", source)
     assert _outside_the_standard_library(names) == [
-        "acp_bridge.sessions",
-        "acp_bridge.sessions.SessionManager",
+        "acp_bridge.session.manager",
+        "acp_bridge.session.manager.SessionManager",
     ]

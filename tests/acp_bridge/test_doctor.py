@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from acp_bridge import __version__
-from acp_bridge.credentials import store_key
+from acp_bridge.common.credentials import store_key
 from tests.support.bridge_harness import REPO
 from tests.support.fake_openai_server import FakeOpenAIServer
 

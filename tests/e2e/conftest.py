@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_bridge.credentials import SECRET_ENV_VARS
+from acp_bridge.common.credentials import SECRET_ENV_VARS
 from tests.support.bridge_fixtures import bridges, compiled_packages, workspace
 
 __all__ = ["bridges", "compiled_packages", "workspace"]

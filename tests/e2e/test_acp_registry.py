@@ -22,7 +22,7 @@ import pytest
 from jsonschema import Draft7Validator
 
 from acp_bridge import __version__
-from acp_bridge.login import AGENT_METHOD_ID, TERMINAL_ARGS, TERMINAL_METHOD_ID
+from acp_bridge.auth.login import AGENT_METHOD_ID, TERMINAL_ARGS, TERMINAL_METHOD_ID
 
 from .conftest import (
     REPO,

@@ -27,7 +27,7 @@ from tests.support.bridge_fixtures import StartBridge
 from tests.support.bridge_harness import Bridge, write_script
 from tests.support.gated_tools import GATE_ENV
 
-FIXTURES = json.loads((Path(__file__).parents[1] / "acp_bridge" / "fixtures" / "cold_start.json").read_text())
+FIXTURES = json.loads((Path(__file__).parent / "fixtures" / "cold_start.json").read_text())
 GATED = ("--extra-tools", "tests.support.gated_tools:tools")
 BROKEN = ("--extra-tools", "tests.support.broken_tools:tools")
 

@@ -64,7 +64,7 @@ async def test_no_tool_sees_the_keys_in_its_environment_or_the_bridges(
 
 _CLAIM = """
 import json, os
-from acp_bridge.credentials import api_key_from_environment, claim_secrets
+from acp_bridge.common.credentials import api_key_from_environment, claim_secrets
 claim_secrets()
 with open("/proc/self/environ", "rb") as f:
     initial = dict(e.split(b"=", 1) for e in f.read().split(b"\\0") if b"=" in e)

@@ -154,7 +154,7 @@ async def test_invalid_envelopes_get_invalid_request(bridges: StartBridge, tmp_p
 UNACCEPTED_PROMPTS: list[tuple[Any, str]] = [
     ([], "empty"),
     ([{"type": "text", "text": "   "}], "empty"),
-    # Images and embedded resources are accepted (tests/acp_bridge/sessions/test_prompt_content.py).
+    # Images and embedded resources are accepted (tests/acp_bridge/session/test_prompt_content.py).
     ([{"type": "audio", "data": "aGk=", "mimeType": "audio/wav"}], "audio"),
     ("not a list", "list"),
 ]

@@ -1,4 +1,4 @@
-"""A clock a test advances by hand (`acp_bridge.live_output.Clock`): timers fire, in the order they fall
+"""A clock a test advances by hand (`acp_bridge.turn.live_output.Clock`): timers fire, in the order they fall
 due, only inside `advance`, so a test of paced output asserts on exactly what went out by a given time
 instead of sleeping past it."""
 

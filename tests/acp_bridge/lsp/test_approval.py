@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acp_bridge import mapping
-from acp_bridge.channel import PermissionOutcome
+from acp_bridge.client.channel import PermissionOutcome
 from acp_bridge.lsp.approval import build_question, diff_counts
-from acp_bridge.permissions import PolicyConfig, SessionPermissions
+from acp_bridge.permissions.policy import PolicyConfig, SessionPermissions
 from presenters.diffs import split_lines
 from registry_core.presentation import DiffCallView, FileDiff, GenericCallView, TerminalCallView
 

@@ -15,11 +15,11 @@ import pytest
 from lsprotocol import types
 
 from acp_bridge import mapping
-from acp_bridge.channel import PermissionOutcome
-from acp_bridge.errors import ConnectionClosed, RemoteError
+from acp_bridge.client.channel import PermissionOutcome
+from acp_bridge.common.errors import ConnectionClosed, RemoteError
 from acp_bridge.lsp.channel import SESSION_UPDATE, LspChannel, OpenDocument
 from acp_bridge.lsp.options import EditorFeatures, LspOptions
-from acp_bridge.permissions import PolicyConfig, SessionPermissions
+from acp_bridge.permissions.policy import PolicyConfig, SessionPermissions
 from registry_core import ToolResult, text
 from registry_core.presentation import FileLocation, GenericCallView, TerminalCallView
 from tests.support.lsp_fakes import FakeDocuments, FakeTransport

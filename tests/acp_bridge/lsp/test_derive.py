@@ -151,7 +151,7 @@ def test_a_pending_call_waits_for_approval_only_while_the_editor_asks() -> None:
 
 def _refinement(card: dict[str, Any]) -> dict[str, Any]:
     """The `tool_call_update` the turn sends when a call announced while streaming is complete (as
-    `acp_bridge.turn` relabels the full card)."""
+    `acp_bridge.turn.loop` relabels the full card)."""
     return {"content": [], "locations": [], **card, "sessionUpdate": "tool_call_update"}
 
 

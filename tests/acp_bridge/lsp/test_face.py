@@ -19,8 +19,8 @@ from acp_bridge.lsp.channel import SESSION_UPDATE
 from acp_bridge.lsp.server import BridgeServer, LspFace
 from acp_bridge.models import ModelBackend, ScriptedBackend, parse_script
 from acp_bridge.models.base import StepComplete, StepEvent, StepRequest, ToolCallRequest, ToolCallStarted
-from acp_bridge.permissions import PolicyConfig
-from acp_bridge.sessions import CoreConfig, SessionManager
+from acp_bridge.permissions.policy import PolicyConfig
+from acp_bridge.session.manager import CoreConfig, SessionManager
 from presenters import build_tools
 from tests.support.bridge_tools import tools as bridge_tools
 from tests.support.lsp_fakes import FakeTransport

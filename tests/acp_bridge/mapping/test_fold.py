@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from acp_bridge import mapping
-from acp_bridge.demo_render import CardPrinter, Style
+from acp_bridge.demo.render import CardPrinter, Style
 from acp_bridge.lsp.derive import UpdateView
 from acp_bridge.mapping import (
     Card,

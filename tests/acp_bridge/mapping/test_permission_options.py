@@ -11,7 +11,7 @@ from acp import schema
 
 from acp_bridge import mapping
 from acp_bridge.lsp.approval import build_question
-from acp_bridge.permissions import PolicyConfig, SessionPermissions
+from acp_bridge.permissions.policy import PolicyConfig, SessionPermissions
 from registry_core.presentation import TerminalCallView
 from tests.support.bridge_fixtures import StartBridge
 from tests.support.bridge_harness import RecordingClient, selected, write_script

@@ -20,10 +20,10 @@ from typing import Any
 import psutil
 import pytest
 
-from acp_bridge.channel import ClientCapabilities, PermissionOutcome
+from acp_bridge.client.channel import ClientCapabilities, PermissionOutcome
 from acp_bridge.models import ScriptedBackend, StepEvent, StepRequest, parse_script
-from acp_bridge.permissions import PolicyConfig
-from acp_bridge.sessions import CoreConfig, Session, SessionManager
+from acp_bridge.permissions.policy import PolicyConfig
+from acp_bridge.session.manager import CoreConfig, Session, SessionManager
 
 REPO = Path(__file__).resolve().parents[3]
 WORKBENCH = "tests.acp_bridge.mcp.servers.workbench"

@@ -178,9 +178,9 @@ def test_a_bridge_without_mcp_servers_never_loads_the_sdk() -> None:
     """Cold start does not move: the faces, the core and a session without servers import no MCP SDK."""
     code = (
         "import asyncio, sys\n"
-        "import acp_bridge.cli, acp_bridge.boot, acp_bridge.serve, acp_bridge.connection\n"
-        "import acp_bridge.lsp.server, acp_bridge.replay\n"
-        "from acp_bridge.sessions import SessionManager\n"
+        "import acp_bridge.cli, acp_bridge.runtime.boot, acp_bridge.acp.serve, acp_bridge.acp.connection\n"
+        "import acp_bridge.lsp.server, acp_bridge.session.replay\n"
+        "from acp_bridge.session.manager import SessionManager\n"
         "from tests.acp_bridge.mcp.conftest import RecordingChannel, RecordingBackend\n"
         "async def main():\n"
         "    manager = SessionManager(RecordingChannel(), RecordingBackend([]), [])\n"

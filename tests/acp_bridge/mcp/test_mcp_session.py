@@ -14,7 +14,7 @@ import psutil
 
 from acp_bridge.mcp.servers import MAX_RESTARTS
 from acp_bridge.models import ToolResultMessage, UserMessage
-from acp_bridge.permissions import PolicyConfig
+from acp_bridge.permissions.policy import PolicyConfig
 from registry_core import NEVER, ToolsChange
 
 from .conftest import TEXT, Core, RecordingChannel, wait_until, workbench_stdio

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from acp_bridge import credentials
+from acp_bridge.common import credentials
 from acp_bridge.models import ModelError, OpenAIBackend, StepComplete, StepRequest, UserMessage, load_backend
 from tests.support.fake_openai_server import FakeOpenAIServer, chat
 

@@ -1,0 +1,1 @@
+"""`acp-bridge login` / `logout` and ACP `authenticate`, and the auth methods `initialize` advertises."""

@@ -1,0 +1,308 @@
+"""The session log's typed records (`session_log`): the format on disk is the one logs always had.
+
+`fixtures/session_log_v1.jsonl` is a log the bridge wrote before the records were typed (commit 6c2b204,
+the scenario below: three prompts, a mode switch, an "always" answer, a rejected call, a deferred context,
+a plan, arguments that are not an object, and a write whose result never came because the bridge was
+stopped after the change); `fixtures/session_log_v1.replay.json` is what that code replayed from it
+(updates, history, turn index, restored permissions). Both were captured, never edited by hand.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acp_bridge.client.channel import ClientCapabilities, PermissionOutcome
+from acp_bridge.history.session_log import (
+    AssistantStep,
+    CallCommitted,
+    CallSettled,
+    DeferredContext,
+    PermissionsChanged,
+    SessionHeader,
+    UserPrompt,
+    decode,
+)
+from acp_bridge.history.store import SessionStore
+from acp_bridge.models import ImageData, ScriptedBackend, ToolCallRequest, parse_script
+from acp_bridge.permissions.policy import PolicyConfig
+from acp_bridge.session.manager import CoreConfig, SessionManager
+from presenters import build_tools
+from registry_core import TextBlock, ToolDefinition, ToolFailureInfo, ToolResultEvent, snapshot
+from tests.support import bridge_tools, commit_tools
+
+FIXTURES = Path(__file__).parent / "fixtures"
+STORED = FIXTURES / "session_log_v1.jsonl"
+REPLAYED = FIXTURES / "session_log_v1.replay.json"
+FIXTURE_CWD = "/tmp/acp-bridge-log-fixture/ws"  # where the fixture's session worked
+SESSION_ID = "sess_" + "0" * 31 + "1"
+
+
+class Channel:
+    """A client that records updates and answers each permission question as `answers` says."""
+
+    def __init__(self, answers: Mapping[str, str] | None = None) -> None:
+        self.capabilities = ClientCapabilities(terminal_meta=True)
+        self.updates: list[dict[str, Any]] = []
+        self.answers = answers or {}
+
+    def send_update(self, session_id: str, update: dict[str, Any]) -> None:
+        self.updates.append(update)
+
+    async def drain(self) -> None:
+        return None
+
+    def backlog(self) -> int:
+        return 0
+
+    async def request_permission(
+        self, session_id: str, tool_call: dict[str, Any], options: list[dict[str, Any]]
+    ) -> PermissionOutcome:
+        return PermissionOutcome("selected", self.answers.get(tool_call["toolCallId"], "allow_once"))
+
+    async def read_text_file(self, session_id: str, path: str) -> str:
+        raise AssertionError("no fs capability was advertised")
+
+    async def write_text_file(self, session_id: str, path: str, content: str) -> None:
+        raise AssertionError("no fs capability was advertised")
+
+
+def _tools() -> list[ToolDefinition]:
+    return [*build_tools(), *bridge_tools.tools(), *commit_tools.tools()]
+
+
+def _config() -> CoreConfig:
+    return CoreConfig(policy=PolicyConfig(allow_tools=frozenset({"nap"})))
+
+
+def _call(call_id: str, name: str, arguments: Any) -> dict[str, Any]:
+    return {"id": call_id, "name": name, "arguments": arguments}
+
+
+TODOS = [
+    {"content": "Read a.txt", "status": "completed"},
+    {"content": "Fix it", "status": "in_progress", "priority": "high"},
+]
+SCRIPT = {"turns": [
+    {"steps": [
+        {"thought": "Looking around first.", "text": "Let me read the file.", "tool_calls": [
+            _call("r1", "read", {"file_path": "a.txt"}),
+            _call("n1", "nap", {"label": "rested", "context": "Remember: the nap happened."}),
+            _call("t1", "todo_write", {"todos": TODOS}),
+            _call("x1", "read", '{"file_path": not json'),
+        ]},
+        {"tool_calls": [
+            _call("w1", "write", {"file_path": "b.txt", "content": "new file\n"}),
+            _call("e1", "edit", {"file_path": "a.txt", "old_string": "hello", "new_string": "hello, editor"}),
+        ]},
+        {"text": "Done: wrote b.txt and edited a.txt."},
+    ]},
+    {"steps": [
+        {"tool_calls": [_call("b1", "bash", {"command": "echo hi"})]},
+        {"tool_calls": [
+            _call("e2", "edit", {"file_path": "a.txt", "old_string": "editor", "new_string": "world"}),
+        ]},
+        {"text": "ok"},
+    ]},
+    {"steps": [
+        {"text": "Writing c.txt.", "tool_calls": [
+            _call("h1", "write_then_hang", {"file_path": "c.txt", "content": "c\n"}),
+        ]},
+    ]},
+]}  # fmt: skip
+
+
+def _prompt(text: str) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": text}]
+
+
+def _stored_lines() -> list[str]:
+    return STORED.read_text(encoding="utf-8").splitlines()
+
+
+def _stored_form(event: Mapping[str, Any]) -> str:
+    """A line as `SessionStore` writes it."""
+    return json.dumps(event, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def _load(events: list[dict[str, Any]]) -> tuple[Channel, Any]:
+    channel = Channel()
+    manager = SessionManager(channel, ScriptedBackend(parse_script({"turns": []})), _tools(), _config())
+    header = json.loads(_stored_lines()[0])
+    return channel, manager.load_session(SESSION_ID, FIXTURE_CWD, (header, events))
+
+
+def _fields(message: Any) -> dict[str, Any]:
+    # A message's fields as the fixture has them: the images a message may carry today (a field added
+    # since, empty for every message of that log) are left out when there are none.
+    fields = dataclasses.asdict(message)
+    if fields.get("images") == ():
+        del fields["images"]
+    return fields
+
+
+def _replayed(channel: Channel, session: Any) -> dict[str, Any]:
+    return {
+        "updates": channel.updates,
+        "history": [[type(m).__name__, _fields(m)] for m in session.history],
+        "turnIndex": session.turn_index,
+        "mode": session.permissions.mode,
+        "rules": [rule.describe() for rule in session.permissions.rules],
+    }
+
+
+def _expected() -> dict[str, Any]:
+    # Through JSON both ways, so tuples in the live values compare equal to the stored lists.
+    return json.loads(REPLAYED.read_text(encoding="utf-8"))
+
+
+def test_every_stored_line_reads_into_a_record_that_writes_it_back_byte_for_byte() -> None:
+    header, *events = _stored_lines()
+    assert _stored_form(SessionHeader.from_json(json.loads(header)).to_json()) == header
+    kinds = set()
+    for line in events:
+        record = decode(json.loads(line))
+        assert record is not None, line
+        kinds.add(type(record))
+        assert _stored_form(record.to_json()) == line
+    assert kinds == {
+        UserPrompt,
+        AssistantStep,
+        CallCommitted,
+        CallSettled,
+        DeferredContext,
+        PermissionsChanged,
+    }
+
+
+def test_a_log_written_before_the_records_were_typed_replays_as_it_did() -> None:
+    events = [json.loads(line) for line in _stored_lines()[1:]]
+    channel, session = _load(events)
+    assert json.loads(json.dumps(_replayed(channel, session))) == _expected()
+
+
+def test_unknown_types_and_fields_are_passed_over_and_an_unreadable_event_is_skipped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    events: list[dict[str, Any]] = []
+    for line in _stored_lines()[1:]:
+        event = json.loads(line)
+        events.append({**event, "addedLater": {"by": "a newer version"}})
+        if event["type"] == "context":
+            events.append({"type": "tool/call", "callId": "r1", "name": "read", "arguments": {}})
+            events.append({"type": "checkpoint", "at": 3})
+            events.append({"type": "user"})  # a known type missing its text
+    channel, session = _load(events)
+    assert json.loads(json.dumps(_replayed(channel, session))) == _expected()
+    (skipped,) = [r for r in caplog.records if "unreadable" in r.getMessage()]
+    assert "'user'" in skipped.getMessage()
+
+
+def test_decode_reads_known_types_leniently_and_returns_none_for_others() -> None:
+    assert decode({"type": "user", "text": "hi", "extra": 1}) == UserPrompt("hi")
+    assert decode({"type": "assistant"}) == AssistantStep("", "", ())
+    assert decode({"type": "tool/call", "callId": "c"}) is None
+    assert decode({"type": ["not", "a", "string"]}) is None
+    assert decode({"text": "no type"}) is None
+    commit = decode({"type": "tool/commit", "callId": "c"})
+    assert commit == CallCommitted("c", "", CallCommitted.DEFAULT_SUMMARY, None)
+    assert decode({"type": "permissions", "mode": "plan", "rules": "not a list"}) == PermissionsChanged(
+        "plan", ()
+    )
+    with pytest.raises(KeyError):
+        decode({"type": "context"})
+    with pytest.raises(TypeError):
+        decode({"type": "assistant", "toolCalls": [1]})
+
+
+def test_each_record_round_trips_through_its_stored_form() -> None:
+    result = ToolResultEvent(
+        "c1", "read", (TextBlock("no such file"),), True, ToolFailureInfo("no such file", "NOT_FOUND"),
+        snapshot({"path": "/w/a.txt"}),
+    )  # fmt: skip
+    records = [
+        UserPrompt("fix it"),
+        AssistantStep("On it.", "thinking", (ToolCallRequest("c1", "read", {"file_path": "a.txt"}),
+                                             ToolCallRequest("c2", "read", "{broken"))),
+        CallCommitted("c3", "write", "Created b.txt.", snapshot({"path": "/w/b.txt", "hunks": []})),
+        CallSettled(result, "Allowed by your session rule."),
+        CallSettled(result),
+        DeferredContext("remember this"),
+        PermissionsChanged("plan", ({"allow": True, "scope": {"tool": "todo_write", "kind": "tool"}},)),
+    ]  # fmt: skip
+    for record in records:
+        assert decode(json.loads(_stored_form(record.to_json()))) == record
+    header = SessionHeader(SESSION_ID, "/w", ("/w", "/x"), "2026-01-01T00:00:00Z")
+    assert SessionHeader.from_json(json.loads(_stored_form(header.to_json()))) == header
+
+
+def test_a_prompts_blocks_round_trip_with_each_image_stored_once() -> None:
+    png = "iVBORw0KGgo="
+    blocks = (
+        {"type": "text", "text": "Look"},
+        {"type": "resource_link", "uri": "file:///w/a.txt", "name": "a.txt"},
+        {"type": "image", "mimeType": "image/png", "data": png},
+        {"type": "resource", "resource": {"uri": "file:///w/b.png", "mimeType": "image/png", "blob": png}},
+    )
+    record = UserPrompt("Look\n\n[Resource: a.txt](file:///w/a.txt)", (ImageData("image/png", png),) * 2,
+                        tuple(snapshot(b) for b in blocks))  # fmt: skip
+    stored = record.to_json()
+    assert stored["blocks"][2:] == [
+        {"type": "image", "mimeType": "image/png", "imageRef": 0},
+        {"type": "resource", "resource": {"uri": "file:///w/b.png", "mimeType": "image/png", "imageRef": 0}},
+    ]
+    assert decode(json.loads(_stored_form(stored))) == record
+    # A reference to no image is passed over by the replay (the block has no data to show).
+    dangling = decode({**stored, "images": []})
+    assert isinstance(dangling, UserPrompt) and dangling.blocks is not None
+    assert dangling.blocks[2] == {"type": "image", "mimeType": "image/png", "imageRef": 0}
+    assert decode({"type": "user", "text": "hi", "blocks": "not a list"}) == UserPrompt("hi")
+
+
+async def test_the_bridge_writes_the_same_log_as_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fixture's scenario, run again: every line the log gets is one the old code wrote (the results
+    of one step may settle in another order; nothing else may differ but the creation time)."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "a.txt").write_text("hello\nsecond line\n")
+    monkeypatch.setenv(commit_tools.MARKER_ENV, str(tmp_path / "marker"))
+    committed = asyncio.Event()
+
+    class Store(SessionStore):
+        def append(self, session_id: str, event: Mapping[str, Any]) -> None:
+            super().append(session_id, event)
+            if event.get("type") == "tool/commit" and event.get("callId") == "h1":
+                committed.set()  # the bridge "dies" here: the log is read as it is now
+
+    store = Store(tmp_path / "state")
+    channel = Channel({"w1": "allow_always", "b1": "reject_once"})
+    backend = ScriptedBackend(parse_script(SCRIPT))
+    manager = SessionManager(
+        channel, backend, _tools(), _config(), recorder=store, session_ids=lambda: SESSION_ID
+    )
+    session = manager.new_session(str(workspace))
+    assert await session.prompt(_prompt("Fix a.txt please")) == "end_turn"
+    assert await session.prompt(_prompt("/mode accept_edits")) == "end_turn"
+    assert await session.prompt(_prompt("Now run something")) == "end_turn"
+    hanging = asyncio.ensure_future(session.prompt(_prompt("And write c.txt")))
+    await asyncio.wait_for(committed.wait(), 10)
+    written = (tmp_path / "state" / "sessions" / f"{SESSION_ID}.jsonl").read_text(encoding="utf-8")
+    await manager.shutdown()
+    assert await asyncio.wait_for(hanging, 5) == "cancelled"
+
+    def comparable(text: str) -> list[str]:
+        header, *events = text.splitlines()
+        return [_stored_form({**json.loads(header), "createdAt": None}), *events]
+
+    ours = comparable(written.replace(str(workspace), FIXTURE_CWD))
+    stored = comparable(STORED.read_text(encoding="utf-8"))
+    assert [json.loads(line)["type"] for line in ours] == [json.loads(line)["type"] for line in stored]
+    assert sorted(ours) == sorted(stored)
