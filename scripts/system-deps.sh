@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Debian packages the Python test suite uses: ripgrep (grep's fast path; the pure-Python path is tested
-# too) and Neovim (Debian's 0.7.2 runs the README's Neovim 0.7-0.9 recipe, tests/e2e). Idempotent and
-# quiet when everything is present.
+# too) and Neovim (Debian's 0.7.2 runs the Neovim 0.7-0.9 recipe of docs/editors/neovim.md, tests/e2e).
+# Idempotent and quiet when everything is present.
 set -euo pipefail
 need=()
 command -v rg >/dev/null || need+=(ripgrep)

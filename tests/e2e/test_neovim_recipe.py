@@ -1,8 +1,8 @@
-"""The README's Neovim 0.7–0.9 recipe, run for real: Neovim (Debian's 0.7.2 here) starts headless with
-the recipe as its init file, read from README.md at its marker so the two cannot drift apart; a file of a
-temporary workspace is opened, which starts the bridge's LSP face (the checkout's `acp-bridge`, on a
-scripted model); `:Agent <prompt>` is sent, and the reply must reach the user: the floating window and the
-message history. The only change to the recipe is the model: the built-in script instead of
+"""The Neovim 0.7–0.9 recipe of docs/editors/neovim.md, run for real: Neovim (Debian's 0.7.2 here) starts
+headless with the recipe as its init file, read from that page at its marker so the two cannot drift apart;
+a file of a temporary workspace is opened, which starts the bridge's LSP face (the checkout's `acp-bridge`,
+on a scripted model); `:Agent <prompt>` is sent, and the reply must reach the user: the floating window and
+the message history. The only change to the recipe is the model: the built-in script instead of
 `openai:deepseek-chat`, so the test needs no network and no key."""
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ from .conftest import REPO
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
+PAGE = REPO / "docs" / "editors" / "neovim.md"
 MARKER = "<!-- recipe: neovim-0.7"
-MODEL_IN_README = '"openai:deepseek-chat"'
+MODEL_IN_RECIPE = '"openai:deepseek-chat"'
 REPLY = "The notes say hello from the notes file."
 NVIM_TIMEOUT_S = 120
 
@@ -56,21 +57,21 @@ vim.cmd("qall!")
 """
 
 
-def readme_recipe() -> str:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    at = readme.index(MARKER)
-    match = re.compile(r"```lua\n(.*?)\n```", re.DOTALL).search(readme, at)
+def page_recipe() -> str:
+    page = PAGE.read_text(encoding="utf-8")
+    at = page.index(MARKER)
+    match = re.compile(r"```lua\n(.*?)\n```", re.DOTALL).search(page, at)
     assert match is not None, "no lua block after the recipe marker"
     return match.group(1)
 
 
-def test_the_readme_recipe_uses_only_apis_neovim_0_7_has() -> None:
-    recipe = readme_recipe()
+def test_the_recipe_uses_only_apis_neovim_0_7_has() -> None:
+    recipe = page_recipe()
     assert "vim.lsp.start_client(" in recipe and "vim.lsp.buf_attach_client(" in recipe
     # 0.8+ and 0.10+ additions that 0.7 lacks (vim.fs, vim.lsp.start, get_clients, client:method).
     for newer in ("vim.fs.", "vim.lsp.start(", "vim.lsp.get_clients", "client:request", "vim.lsp.status"):
         assert newer not in recipe, newer
-    assert recipe.count(MODEL_IN_README) == 1
+    assert recipe.count(MODEL_IN_RECIPE) == 1
 
 
 def test_the_neovim_recipe_shows_the_agents_reply_to_the_user(tmp_path: Path) -> None:
@@ -103,7 +104,7 @@ def test_the_neovim_recipe_shows_the_agents_reply_to_the_user(tmp_path: Path) ->
         ),
         encoding="utf-8",
     )
-    recipe = readme_recipe().replace(MODEL_IN_README, json.dumps(f"scripted:{script}"))
+    recipe = page_recipe().replace(MODEL_IN_RECIPE, json.dumps(f"scripted:{script}"))
     (tmp_path / "init.lua").write_text(recipe, encoding="utf-8")
     (tmp_path / "harness.lua").write_text(HARNESS, encoding="utf-8")
     report_path = tmp_path / "report.json"
