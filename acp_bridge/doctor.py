@@ -270,7 +270,7 @@ def check_mcp_servers(config: str | None) -> Iterator[Check]:
         servers = load_config_file(config)
     except ConfigError as exc:
         yield Check(
-            "MCP servers", "missing", str(exc), fix="fix the --mcp-config file (see README: MCP servers)"
+            "MCP servers", "missing", str(exc), fix="fix the --mcp-config file (see docs/mcp.md)"
         )
         return
     if not servers:

@@ -1,6 +1,6 @@
 """Model backends behind the `ModelBackend` seam, and `load_backend`, which turns `--model` into one.
 
-Specs: `scripted` (the built-in demo script), `scripted:PATH` (a script file, SCRIPTED_MODEL.md) and
+Specs: `scripted` (the built-in demo script), `scripted:PATH` (a script file, docs/models.md) and
 `openai:MODEL` (an OpenAI-compatible endpoint; DeepSeek by default). Every configuration problem is a
 `ModelError(kind="config")` with a message a person can act on.
 

@@ -3,7 +3,7 @@ conversation as a model without vision is given it (each image named in text ins
 
 Vision is known from the model's name (`vision_by_name`: the families whose chat endpoints take OpenAI
 `image_url` parts) unless the deployment says otherwise (`--vision` / `--no-vision`). The scripted model
-accepts images and can describe what it was shown (SCRIPTED_MODEL's `describe_images` step field), so
+accepts images and can describe what it was shown (the script's `describe_images` step field), so
 images can be tested offline.
 
 Must not: decode more of an image than its header (sizes are read from the first bytes), or drop an

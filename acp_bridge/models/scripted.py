@@ -1,4 +1,4 @@
-"""The offline scripted model: replays model steps from a JSON script (SCRIPTED_MODEL.md is the contract).
+"""The offline scripted model: replays model steps from a JSON script (docs/models.md states the format).
 
 A script is `{"turns": [{"steps": [{"thought"?, "text"?, "tool_calls"?: [{"id", "name", "arguments"}]}]}]}`.
 It is parsed and validated once, at load time; a bad script is a `ModelError(kind="config")` that names
@@ -190,7 +190,7 @@ def _script_error(source: str, problems: list[str]) -> ModelError:
     if more > 0:
         shown += f"; and {more} more"
     return ModelError(
-        f"invalid scripted model script {source}: {shown} (format: SCRIPTED_MODEL.md)",
+        f"invalid scripted model script {source}: {shown} (format: docs/models.md, "The scripted model")",
         kind="config",
         details={"source": source, "problems": problems},
     )
