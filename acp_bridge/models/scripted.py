@@ -190,7 +190,7 @@ def _script_error(source: str, problems: list[str]) -> ModelError:
     if more > 0:
         shown += f"; and {more} more"
     return ModelError(
-        f"invalid scripted model script {source}: {shown} (format: docs/models.md, "The scripted model")",
+        f"invalid scripted model script {source}: {shown} (format: docs/models.md, 'The scripted model')",
         kind="config",
         details={"source": source, "problems": problems},
     )
