@@ -269,9 +269,7 @@ def check_mcp_servers(config: str | None) -> Iterator[Check]:
     try:
         servers = load_config_file(config)
     except ConfigError as exc:
-        yield Check(
-            "MCP servers", "missing", str(exc), fix="fix the --mcp-config file (see docs/mcp.md)"
-        )
+        yield Check("MCP servers", "missing", str(exc), fix="fix the --mcp-config file (see docs/mcp.md)")
         return
     if not servers:
         yield Check("MCP servers", "ok", f"{config} configures none", required=False)

@@ -25,7 +25,12 @@ import logging
 import sys
 from typing import Any, Final, Protocol, TextIO, runtime_checkable
 
-from acp_bridge.auth.auth_methods import AGENT_METHOD_ID, TERMINAL_ARGS, TERMINAL_METHOD_ID
+from acp_bridge.auth.auth_methods import (
+    AGENT_METHOD_ID,
+    LEGACY_TERMINAL_METHOD_ID,
+    TERMINAL_ARGS,
+    TERMINAL_METHOD_ID,
+)
 from acp_bridge.common.credentials import api_key_from_environment, credentials_path, forget_key, store_key
 from acp_bridge.common.errors import AuthRequired, InvalidParams, quoted
 from acp_bridge.common.settings import DEFAULT_BASE_URL
@@ -56,7 +61,8 @@ def keyed_endpoint(backend: ModelBackend) -> str | None:
 
 async def authenticate(backend: ModelBackend, method_id: object) -> None:
     """ACP `authenticate`. Raises InvalidParams (an unknown method, or the terminal one, which the client
-    runs itself) or AuthRequired (no key, or the endpoint refused it)."""
+    runs itself) or AuthRequired (no key, or the endpoint refused it). The older terminal login's method
+    is checked as the stored key is: a client calls it once its terminal ran the login."""
     if not isinstance(backend, KeyedBackend):
         return  # nothing to authenticate
     if method_id == TERMINAL_METHOD_ID:
@@ -64,7 +70,7 @@ async def authenticate(backend: ModelBackend, method_id: object) -> None:
             f"{TERMINAL_METHOD_ID!r} is a terminal method: run the agent with "
             f"{' '.join(TERMINAL_ARGS)} instead"
         )
-    if method_id != AGENT_METHOD_ID:
+    if method_id not in (AGENT_METHOD_ID, LEGACY_TERMINAL_METHOD_ID):
         raise InvalidParams(f"unknown auth method {quoted(method_id)}; this agent has: {AGENT_METHOD_ID}")
     try:
         await backend.list_models()

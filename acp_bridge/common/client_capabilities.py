@@ -22,7 +22,9 @@ class ClientCapabilities(NamedTuple):
     `elicitation_form` / `elicitation_url`: `elicitation/create` (an MCP server's questions to the user).
     `compaction` / `notices`: `session.compaction` / `session.notices` (`{}`), the unstable
     `compaction_update` and `notice` session updates. `auth_terminal`: `auth.terminal`, the client can run
-    a `terminal` authentication method.
+    a `terminal` authentication method. `auth_terminal_meta`: the older signal of the same,
+    `_meta["terminal-auth"]: true` (Zed, and the ACP Registry's check), answered by an auth method that
+    carries the command in its own `_meta["terminal-auth"]`.
     """
 
     terminal_meta: bool = False
@@ -36,6 +38,7 @@ class ClientCapabilities(NamedTuple):
     compaction: bool = False
     notices: bool = False
     auth_terminal: bool = False
+    auth_terminal_meta: bool = False
 
     @staticmethod
     def from_acp(
@@ -66,4 +69,5 @@ class ClientCapabilities(NamedTuple):
             compaction=isinstance(session.get("compaction"), Mapping),
             notices=isinstance(session.get("notices"), Mapping),
             auth_terminal=auth.get("terminal") is True,
+            auth_terminal_meta=meta.get("terminal-auth") is True,
         )

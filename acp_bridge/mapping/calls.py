@@ -68,6 +68,7 @@ def tool_call_started(
         "title": card.title,
         "kind": card.kind,
         "status": status,
+        "name": tool_name,
     }
     _put_card_fields(update, card, arguments, view)
     return bound_update(update, ctx.max_update_bytes)
@@ -187,6 +188,7 @@ def permission_tool_call(
         "title": card.title,
         "kind": card.kind,
         "status": "pending",
+        "name": tool_name,
     }
     _put_card_fields(update, card, arguments, view)
     return bound_update(update, ctx.max_update_bytes)

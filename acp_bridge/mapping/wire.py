@@ -196,8 +196,11 @@ class RawOutput(TypedDict, total=False):
 
 class CardFields(TypedDict, total=False):
     """What every tool call shape may carry besides its id, title, kind and status. On an update, `content`
-    and `locations` replace the card's; `rawInput` is the call's arguments (any JSON, bounded)."""
+    and `locations` replace the card's; `rawInput` is the call's arguments (any JSON, bounded); `name` is
+    the tool's programmatic name (ACP `ToolCall.name`, stable since schema 1.22 / SDK 2.4), the same as
+    `_meta.acpBridge.tool`."""
 
+    name: str
     content: list[ToolCallContent]
     locations: list[Location]
     rawInput: Any

@@ -22,7 +22,12 @@ import pytest
 from jsonschema import Draft7Validator
 
 from acp_bridge import __version__
-from acp_bridge.auth.login import AGENT_METHOD_ID, TERMINAL_ARGS, TERMINAL_METHOD_ID
+from acp_bridge.auth.auth_methods import (
+    AGENT_METHOD_ID,
+    LEGACY_TERMINAL_METHOD_ID,
+    TERMINAL_ARGS,
+    TERMINAL_METHOD_ID,
+)
 
 from .conftest import (
     REPO,
@@ -154,9 +159,15 @@ def test_the_manifest_command_offers_the_auth_methods_the_registry_requires(
     argv = _manifest_command(wheel, wheelhouse, uv)
     result = _initialize(argv, tmp_path, REGISTRY_INITIALIZE, uv_cache)
     methods = result["authMethods"]
-    # The registry's rule: at least one method of type agent (no `type` means agent) or terminal.
-    assert [(m.get("type", "agent"), m["id"]) for m in methods] == [("agent", AGENT_METHOD_ID)]
+    # The registry's rule: at least one method of type agent (no `type` means agent) or terminal. Its check
+    # signals terminal login the older way (`_meta["terminal-auth"]`), which gets a runnable login too.
+    assert [(m.get("type", "agent"), m["id"]) for m in methods] == [
+        ("agent", AGENT_METHOD_ID),
+        ("agent", LEGACY_TERMINAL_METHOD_ID),
+    ]
     assert all(m["name"] for m in methods)
+    legacy = methods[1]["_meta"]["terminal-auth"]
+    assert legacy["args"][-len(TERMINAL_ARGS) :] == list(TERMINAL_ARGS)
     assert result["agentCapabilities"]["auth"] == {"logout": {}}
     # A client that can run a terminal login gets it too: the same command plus its args.
     terminal_client = {**REGISTRY_INITIALIZE, "clientCapabilities": {"auth": {"terminal": True}}}

@@ -31,7 +31,7 @@ from acp.client.connection import ClientSideConnection
 from acp.exceptions import RequestError
 from pydantic import TypeAdapter, ValidationError
 
-from .acp_unstable_schema import UNSTABLE_UPDATES, validate_update
+from .acp_unstable_schema import UNSTABLE_UPDATES, tool_call_name_problems, validate_update
 
 REPO = Path(__file__).resolve().parents[2]
 LINE_LIMIT = 64 * 1024 * 1024
@@ -235,6 +235,8 @@ class Bridge:
             model.validate_python(frame.get("params"))
         except ValidationError as exc:
             self.schema_errors.append(f"{frame.get('method')}: {exc}\n{json.dumps(frame)[:2000]}")
+        for problem in tool_call_name_problems(frame):
+            self.schema_errors.append(f"{frame.get('method')}: {problem}\n{json.dumps(frame)[:2000]}")
 
     # --- helpers ----------------------------------------------------------------------------------
 

@@ -159,6 +159,40 @@ async def test_a_missing_key_answers_auth_required_until_the_terminal_login_stor
     assert server.requests[-1].headers["authorization"] == f"Bearer {GOOD}"
 
 
+async def test_the_older_terminal_auth_signal_gets_a_runnable_login_whose_method_checks_the_stored_key(
+    bridges: StartBridge, server: FakeOpenAIServer, config_home: Path, workspace: Path
+) -> None:
+    """Zed and the ACP Registry's check signal terminal login with `_meta["terminal-auth"]`: the method
+    they get carries the whole command, which stores the key, and `authenticate` with it then passes."""
+    server.enqueue(chat(text="Logged in the older way."))
+    bridge = await _bridge(bridges, server, config_home)
+    init = await bridge.initialize_raw({"_meta": {"terminal_output": True, "terminal-auth": True}})
+    methods = init["authMethods"]
+    assert [(m.get("type"), m["id"]) for m in methods] == [(None, "stored-key"), (None, "terminal-login")]
+    for method in methods:
+        assert validate_auth_method(method) == [], method
+    login = methods[1]["_meta"]["terminal-auth"]
+    assert Path(login["command"]).is_absolute() and login["args"][-1] == "--login"
+    with pytest.raises(RequestError) as missing:
+        await bridge.request("authenticate", {"methodId": "terminal-login"})
+    assert missing.value.code == -32000  # no key stored yet
+    ran = await asyncio.to_thread(
+        subprocess.run,
+        [login["command"], *login["args"]],
+        input=GOOD + "\n",
+        capture_output=True,
+        text=True,
+        env={**_env(config_home), **login["env"]},
+        timeout=60,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert await bridge.request("authenticate", {"methodId": "terminal-login"}) == {}
+    session_id = await bridge.new_session(workspace)
+    assert await bridge.prompt(session_id, "hi") == "end_turn"
+    assert server.requests[-1].headers["authorization"] == f"Bearer {GOOD}"
+
+
 async def test_auth_methods_follow_the_schema_and_the_clients_terminal_capability(
     bridges: StartBridge, server: FakeOpenAIServer, config_home: Path
 ) -> None:

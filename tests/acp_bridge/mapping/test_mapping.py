@@ -62,6 +62,7 @@ from registry_core.presentation import (
     WebResultView,
     WebSource,
 )
+from tests.support.acp_unstable_schema import as_the_sdk_knows_it, tool_call_name_problems
 
 CWD = "/work/proj"
 PLAIN = WireContext(CWD)
@@ -107,7 +108,9 @@ def assert_wire_update(update: Update) -> None:
     """The update is exactly what the SDK's schema accepts: validate, dump, compare."""
     model = schema.SessionNotification.model_validate({"sessionId": "s1", "update": update})
     dumped = model.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    assert dumped["update"] == update
+    assert dumped["update"] == as_the_sdk_knows_it(dict(update))
+    if update["sessionUpdate"] == "tool_call":
+        assert isinstance(update.get("name"), str) and update["name"]
 
 
 def assert_wire_permission(tool_call: Update) -> None:
@@ -122,7 +125,11 @@ def assert_wire_permission(tool_call: Update) -> None:
         ],
     }
     model = schema.RequestPermissionRequest.model_validate(request)
-    assert model.model_dump(mode="json", by_alias=True, exclude_unset=True) == request
+    assert model.model_dump(mode="json", by_alias=True, exclude_unset=True) == {
+        **request,
+        "toolCall": as_the_sdk_knows_it(dict(tool_call)),
+    }
+    assert tool_call_name_problems({"method": "session/request_permission", "params": request}) == []
 
 
 def longest_backtick_run(text: str) -> int:

@@ -13,6 +13,7 @@ from acp_bridge import mapping
 from acp_bridge.lsp.approval import build_question
 from acp_bridge.permissions.policy import PolicyConfig, SessionPermissions
 from registry_core.presentation import TerminalCallView
+from tests.support.acp_unstable_schema import as_the_sdk_knows_it
 from tests.support.bridge_fixtures import StartBridge
 from tests.support.bridge_harness import RecordingClient, selected, write_script
 
@@ -61,7 +62,11 @@ def test_the_options_are_valid_acp_permission_options() -> None:
     )
     request = {"sessionId": "s1", "toolCall": call, "options": mapping.permission_options("`ls` commands")}
     model = schema.RequestPermissionRequest.model_validate(request)
-    assert model.model_dump(mode="json", by_alias=True, exclude_unset=True) == request
+    assert model.model_dump(mode="json", by_alias=True, exclude_unset=True) == {
+        **request,
+        "toolCall": as_the_sdk_knows_it(dict(call)),
+    }
+    assert call["name"] == "bash"
 
 
 def _question_lines(options: list[Any]) -> list[str]:

@@ -170,7 +170,7 @@ def test_the_check_sees_a_shape_that_drifted() -> None:
     """The checker above is not vacuous: an undeclared key, a missing one and a wrong literal are caught."""
     good = mapping.tool_call_status(CONTEXTS[0], "c1", "completed")
     assert not conforms(good, wire.ToolCallProgress)
-    assert conforms({**good, "name": "bash"}, wire.ToolCallProgress) == ["update.name: not declared"]
+    assert conforms({**good, "label": "bash"}, wire.ToolCallProgress) == ["update.label: not declared"]
     assert conforms({"sessionUpdate": "tool_call_update"}, wire.ToolCallProgress) == [
         "update.toolCallId: missing"
     ]

@@ -1,4 +1,4 @@
-"""The scripted model: every rule of its format (docs/models.md, "The scripted model"), script validation, the built-in demo's contract."""
+"""The scripted model: every rule of its format (docs/models.md), script validation, the demo's contract."""
 
 from __future__ import annotations
 
