@@ -138,6 +138,10 @@ def _record(store: SessionStore, path: Path, mtime_ns: int) -> SessionRecord | N
             header = _header(handle.readline())
             if header is None:
                 return None
+            after_header = handle.tell()
+            if not handle.read(1):
+                return None  # a session nobody prompted: resumable by its id, never listed
+            handle.seek(after_header)
             info = read_info(store.info_path(path.stem))
             title = info.get("title")
             if not isinstance(title, str):

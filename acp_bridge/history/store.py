@@ -49,7 +49,6 @@ class SessionStore:
     def __init__(self, state_dir: str | os.PathLike[str]) -> None:
         self.root = Path(state_dir).expanduser() / "sessions"
         self._files: dict[str, IO[bytes]] = {}
-        self._headers: dict[str, dict[str, Any]] = {}  # sessions begun that have no event yet
 
     def _path(self, session_id: str) -> Path:
         if not SESSION_ID.match(session_id):
@@ -63,15 +62,13 @@ class SessionStore:
     # --- writing (the `Recorder` of sessions.py) -----------------------------------------------------
 
     def begin(self, session_id: str, cwd: str, roots: tuple[str, ...]) -> None:
-        # Written with the session's first event: a session nobody used (a window opened and closed)
-        # leaves no log, so `session/list` never shows an empty one.
+        # Written at once: a session id `session/new` answered stays loadable and resumable after a
+        # restart even if nobody prompted it yet (acpx makes a session in one process and prompts it from
+        # the next). `session/list` hides a log that holds only its header (`session_index`).
         header = SessionHeader(session_id, cwd, roots, iso_time(datetime.now(UTC).timestamp()))
-        self._headers[session_id] = header.to_json()
+        self._write(session_id, header.to_json())
 
     def append(self, session_id: str, event: Mapping[str, Any]) -> None:
-        header = self._headers.pop(session_id, None)
-        if header is not None:
-            self._write(session_id, header)
         self._write(session_id, event)
         if event.get("type") == SessionInfoChanged.KIND:
             self._mirror_info(session_id, event)
@@ -102,7 +99,6 @@ class SessionStore:
 
     def end(self, session_id: str) -> None:
         """Close one session's log file (a later event for it reopens the file and appends)."""
-        self._headers.pop(session_id, None)
         handle = self._files.pop(session_id, None)
         if handle is not None:
             try:

@@ -181,18 +181,29 @@ async def test_load_restores_the_permission_mode_and_remembered_rules(
     assert (workspace / "new.txt").read_text() == "hi\n"
 
 
-async def test_a_session_without_a_prompt_leaves_no_log_and_is_never_listed(
+async def test_a_session_without_a_prompt_is_never_listed_but_resumes_and_loads_after_a_restart(
     bridges: StartBridge, tmp_path: Path, workspace: Path
 ) -> None:
-    # An editor that opens a session on every window reopen must not fill the history with empty ones.
+    # An editor that opens a session on every window reopen must not fill the list with empty ones; a
+    # client that makes a session in one process and prompts it from the next (acpx) must find it there.
     state = tmp_path / "state"
-    script = write_script(tmp_path / "script.json", [[{"text": "Hi."}]])
+    script = write_script(tmp_path / "script.json", [[{"text": "Hi."}], [{"text": "Hi again."}]])
     bridge = await bridges("--state-dir", str(state), model=script)
     await bridge.initialize()
-    for _ in range(3):
-        await bridge.new_session(workspace)
+    unprompted = [await bridge.new_session(workspace) for _ in range(3)]
     used = await bridge.new_session(workspace)
     assert await bridge.prompt(used, "hello") == "end_turn"
     listed = await bridge.conn.list_sessions(cwd=str(workspace))
     assert [info.session_id for info in listed.sessions] == [used]
-    assert sorted(p.name for p in (state / "sessions").glob("*.jsonl")) == [f"{used}.jsonl"]
+    await bridge.stop()
+
+    later = await bridges("--state-dir", str(state), model=script)
+    await later.initialize()
+    resumed = await later.request("session/resume", {"sessionId": unprompted[0], "cwd": str(workspace)})
+    assert "modes" in resumed
+    assert await later.prompt(unprompted[0], "first words") == "end_turn"
+    loaded = await later.request("session/load", {"sessionId": unprompted[1], "cwd": str(workspace),
+                                                   "mcpServers": []})  # fmt: skip
+    assert "modes" in loaded
+    listed = await later.conn.list_sessions(cwd=str(workspace))
+    assert sorted(info.session_id for info in listed.sessions) == sorted([used, unprompted[0]])
