@@ -41,7 +41,8 @@ from acp_bridge.history.store import SessionStore
 from acp_bridge.mapping import ConfigSelect
 from acp_bridge.permissions.policy import MODES
 from acp_bridge.permissions.rules_store import listing as rules_listing
-from acp_bridge.session.manager import LoadedLog, Session, SessionManager
+from acp_bridge.session.manager import LoadedLog, SessionManager
+from acp_bridge.session.session import Session
 
 log = logging.getLogger(__name__)
 

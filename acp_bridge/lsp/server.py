@@ -49,7 +49,8 @@ from acp_bridge import __version__
 from acp_bridge.common.errors import BridgeError, ConnectionClosed, RemoteError
 from acp_bridge.runtime.boot import cancel_running_prompts, handling_signals
 from acp_bridge.runtime.stdio import READ_CHUNK, FrameWriter, Stdio, claim_stdio, watchable
-from acp_bridge.session.manager import Session, SessionManager
+from acp_bridge.session.manager import SessionManager
+from acp_bridge.session.session import Session
 
 from .channel import LspChannel, OpenDocument
 from .options import EditorFeatures, LspOptions, session_cwd

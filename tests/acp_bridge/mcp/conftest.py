@@ -23,7 +23,8 @@ import pytest
 from acp_bridge.client.channel import ClientCapabilities, PermissionOutcome
 from acp_bridge.models import ScriptedBackend, StepEvent, StepRequest, parse_script
 from acp_bridge.permissions.policy import PolicyConfig
-from acp_bridge.session.manager import CoreConfig, Session, SessionManager
+from acp_bridge.session.manager import CoreConfig, SessionManager
+from acp_bridge.session.session import Session
 
 REPO = Path(__file__).resolve().parents[3]
 WORKBENCH = "tests.acp_bridge.mcp.servers.workbench"

@@ -23,7 +23,7 @@ from acp_bridge.models import (
     ToolCallRequest,
     parse_script,
 )
-from acp_bridge.session import manager as sessions
+from acp_bridge.session import prompt_slot
 from acp_bridge.session.manager import CoreConfig, SessionManager
 from registry_core import ToolDefinition
 from tests.support.bridge_tools import Starts, tools
@@ -223,7 +223,7 @@ def _completions(channel: FakeChannel, call_id: str, after: int = 0) -> list[dic
 async def test_an_abandoned_turns_late_result_never_completes_the_next_turns_card(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sessions, "CANCEL_GRACE", 0.1)
+    monkeypatch.setattr(prompt_slot, "CANCEL_GRACE", 0.1)
     channel = FakeChannel()
     stuck = {"id": "x1", "name": "stubborn", "arguments": {"seconds": 0.5}}
     fresh = {"id": "x1", "name": "nap", "arguments": {"seconds": 1.0, "label": "fresh"}}
@@ -247,7 +247,7 @@ async def test_an_abandoned_turns_late_result_never_completes_the_next_turns_car
 async def test_a_call_closed_unfinished_is_logged_so_a_reload_shows_and_tells_the_same(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sessions, "CANCEL_GRACE", 0.1)
+    monkeypatch.setattr(prompt_slot, "CANCEL_GRACE", 0.1)
     channel = FakeChannel()
     recorder = ListRecorder()
     stuck = {"id": "x1", "name": "stubborn", "arguments": {"seconds": 0.4}}
