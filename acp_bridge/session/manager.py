@@ -88,7 +88,7 @@ from acp_bridge.session.system_prompt import system_prompt
 from acp_bridge.turn.loop import StopReason, Turn
 from presenters.ask_user import QUESTIONS_SERVICE
 from presenters.changes import COMMITS_SERVICE
-from presenters.fs_access import remove_stale_temps_soon
+from presenters.disk import remove_stale_temps_soon
 from presenters.run_code import run_code_tool
 from registry_core import (
     Agent,
