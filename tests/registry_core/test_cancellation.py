@@ -13,6 +13,12 @@ from registry_core import NEVER, CancelController, CancelReason, until_cancelled
 BOUND_S = 2.0
 
 
+async def forever(started: asyncio.Event) -> None:
+    """Say it started, then wait until cancelled."""
+    started.set()
+    await asyncio.Event().wait()
+
+
 async def test_the_value_comes_back_and_no_callback_stays_on_the_signal() -> None:
     controller = CancelController()
 
@@ -31,9 +37,8 @@ async def test_the_signal_wins_the_awaitable_is_cancelled_and_settled_first() ->
     events: list[str] = []
 
     async def work() -> str:
-        started.set()
         try:
-            await asyncio.Event().wait()  # forever, unless cancelled
+            await forever(started)
         except asyncio.CancelledError:
             events.append("cancelled")
             await asyncio.sleep(0)  # cleanup that itself awaits
@@ -93,9 +98,8 @@ async def test_the_callers_own_cancellation_propagates(signal_fired_too: bool) -
     inner_cancelled = asyncio.Event()
 
     async def work() -> None:
-        started.set()
         try:
-            await asyncio.Event().wait()
+            await forever(started)
         except asyncio.CancelledError:
             inner_cancelled.set()
             raise
@@ -124,9 +128,8 @@ async def test_an_awaitable_that_finishes_despite_the_cancel_gives_its_value() -
     started = asyncio.Event()
 
     async def stubborn() -> str:
-        started.set()
         try:
-            await asyncio.Event().wait()
+            await forever(started)
         except asyncio.CancelledError:
             return "finished anyway"
         return "never"
