@@ -16,7 +16,7 @@ pre-execute listener that asks before a write or edit outside the session's root
 | `ask_user`   | ask_user.py| generic (the question) | generic (the answer)    | exclusive   |
 
 * Before a permission question the host awaits the tool's `preview_call`: the same hunks as the result
-card, against the file as it is (`read` only pins the file the question is about; see `fs_access`).
+card, against the file as it is (`read` only pins the file the question is about; see `landing`).
 
 `run_code` (run_code.py: Code Mode, a TypeScript program calling the other tools from a Deno sandbox) is
 not in the table: a host registers it as its registry's transport (`register(..., transport=True)`).

@@ -1,8 +1,8 @@
-"""Descriptor-level disk primitives for `fs_access`: where an opened file really is, the landing rule, a
-directory opened without following links swapped in, our temporary files' names, and the removal of the
-ones a killed writer left behind.
+"""Descriptor-level disk primitives for `fs_access` and `landing`: where an opened file really is, the
+landing rule, a directory opened without following links swapped in, our temporary files' names, and the
+removal of the ones a killed writer left behind.
 
-The landing rule (`Landing`, stated in `fs_access`): where the opened descriptor really is (`real_path_of`:
+The landing rule (`Landing`, stated in `landing`): where the opened descriptor really is (`real_path_of`:
 `/proc/self/fd/N` on Linux, `F_GETPATH` on macOS, else a re-resolved path checked against the
 descriptor's device and inode) is compared with what the call may touch: exactly the file the user was
 asked about, or, for a call that ran without a question, anywhere inside the roots for a path named there.

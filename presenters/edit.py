@@ -42,15 +42,10 @@ from .changes import (
     snippet,
 )
 from .diffs import Hunk, count_lines, site_hunks
-from .fs_access import (
-    Landing,
-    TextDocument,
-    landing_of,
-    load_document,
-    os_error,
-    pin_landing,
-    save_document,
-)
+from .disk import Landing
+from .file_errors import os_error
+from .fs_access import TextDocument, load_document, save_document
+from .landing import landing_of, pin_landing
 from .paths import display_path, resolve, session_cwd
 from .runtime import run_blocking
 
@@ -164,7 +159,7 @@ async def _execute(args: EditArgs, ctx: ToolRunContext) -> FileChange:
 async def _preview(args: EditArgs, execution: ToolExecution) -> object:
     """The approval card: every site's hunk, with context and line numbers, as the completed card will
     show them (a `replace_all` shows each replaced line, not the argument strings); and the file the path
-    leads to now is pinned as the one the question is about (`fs_access`)."""
+    leads to now is pinned as the one the question is about (`landing`)."""
     agent = execution.agent
     cwd = session_cwd(agent)
     path = resolve(args.file_path, cwd)

@@ -3,32 +3,30 @@
 Parameters follow Claude Code's Grep (`pattern`, `path`, `glob`, `output_mode`, `-i`, `-n`, `-A`, `-B`,
 `-C`, `head_limit`), so recorded sessions replay unchanged.
 
-Two backends, one result: ripgrep (`rg`) when it is on PATH, else a pure-Python search over the same
-files (`ignore.walk` mirrors ripgrep's hidden-file and ignore-file rules; both sort by path). ripgrep runs
-with `--no-config --no-ignore-global` so neither a user's config nor global gitignore makes the two
-differ. A pattern ripgrep's regex engine rejects but Python's accepts (look-around, backreferences) is
-searched by the Python backend. Known remaining differences: regex dialect corner cases, and a NUL byte
-past a file's first 64 KiB (ripgrep reports matches before it; Python stops at the line before it).
+Two backends, one result: ripgrep (`ripgrep.py`: the process and its output) when `rg` is on PATH, else
+the pure-Python search over the same files (`python_search.py`: `ignore.walk` mirrors ripgrep's
+hidden-file and ignore-file rules; both sort by path). ripgrep runs with `--no-config
+--no-ignore-global` so neither a user's config nor global gitignore makes the two differ. A pattern
+ripgrep's regex engine rejects but Python's accepts (look-around, backreferences) is searched by the
+Python backend. Known remaining differences: regex dialect corner cases, and a NUL byte past a file's
+first 64 KiB (ripgrep reports matches before it; Python stops at the line before it). This module is the
+tool: its schema, the cap on what is kept (`_Collector`, the backends' sink), the text and the cards.
 
 presentation_meta: {"mode", "pattern", "path" (abs search root), "cwd", "total", "truncated",
 "backend": "ripgrep" | "python", "files": [{"path" (abs), "count", "lines": [{"number", "text"}]}]};
 `lines` holds matching lines only (content mode), `count` the file's matching lines.
 
-Must not: load more than one file at a time (Python backend), keep more than the capped entries, or fail
-on a long line (ripgrep's JSON events are read in bounded pieces; a line of any length shows cut).
+Must not: keep more than the capped entries, or fail on a long line (a line of any length shows cut, at
+`MAX_LINE_CHARS`; the backends' own bounds are in their docstrings).
 """
 
 from __future__ import annotations
 
-import asyncio
-import base64
 import functools
-import json
 import os
 import re
 import shutil
-import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -47,16 +45,15 @@ from registry_core import (
     define_tool,
 )
 
+from . import python_search, ripgrep
 from .cards import call_paths, failure_card, meta_field
-from .ignore import Overrides, walk
 from .paths import display_path, resolve, session_cwd, session_roots
-from .runtime import check, run_blocking
+from .ripgrep import Line, Mode
+from .runtime import run_blocking
 
-Mode = Literal["content", "files_with_matches", "count"]
 Backend = Literal["auto", "ripgrep", "python"]
 DEFAULT_LIMITS: dict[str, int] = {"content": 200, "files_with_matches": 200, "count": 200}
 MAX_LINE_CHARS = 1000
-BINARY_SNIFF = 64 * 1024
 BACKEND_ENV = "ACP_BRIDGE_GREP"  # "python" forces the pure-Python backend (tests, machines without rg)
 
 
@@ -121,7 +118,7 @@ class _Collector:
     total_matches: int = 0
     stored: int = 0
 
-    def add(self, path: str, count: int, lines: Iterable[tuple[int, str, bool]] = ()) -> None:
+    def add(self, path: str, count: int, lines: Iterable[Line] = ()) -> None:
         if count <= 0:
             return
         self.total_matches += count
@@ -163,280 +160,24 @@ def _invalid_regex(pattern: str, detail: str) -> ToolError:
     )
 
 
-# --- the Python backend ----------------------------------------------------------------------------
-
-
-def _python_search(args: GrepArgs, root: str, collector: _Collector, stop: threading.Event) -> None:
-    flags = re.IGNORECASE if args.case_insensitive else 0
-    try:
-        regex = re.compile(args.pattern, flags)
-    except re.error as exc:
-        raise _invalid_regex(args.pattern, str(exc)) from None
-    # Whole-text prefilter (re.M gives ^/$ their per-line meaning): a file without a whole-text match
-    # has no matching line. \A and \Z mean "line start/end" per line, so they skip the prefilter.
-    whole = None if "\\A" in args.pattern or "\\Z" in args.pattern else re.compile(args.pattern, flags | re.M)
-    before = args.before if args.before is not None else args.context or 0
-    after = args.after if args.after is not None else args.context or 0
-    files = (
-        [root] if os.path.isfile(root) else walk(root, Overrides([args.glob]) if args.glob else None, stop)
-    )
-    for path in files:
-        check(stop)
+async def _search_ripgrep(rg: str, query: ripgrep.Query, roots: list[str], collector: _Collector) -> bool:
+    """Search `roots` with ripgrep into `collector`. False: the Python backend must search instead (rg
+    would not start, or rejected a pattern Python's engine takes: look-around, backreferences)."""
+    for searched in roots:
         try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except OSError:
-            continue  # unreadable files are skipped, as ripgrep does
-        if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-            text = data.decode("utf-16", "replace")  # ripgrep transcodes UTF-16 with a BOM
-        else:
-            if b"\x00" in data[:BINARY_SNIFF]:
-                continue  # binary: ripgrep skips it
-            nul = data.find(b"\x00")
-            if nul >= 0:
-                data = data[: data.rfind(b"\n", 0, nul) + 1]
-            text = data.decode("utf-8", "replace").removeprefix("\ufeff")
-        if whole is not None and whole.search(text) is None:
-            continue
-        lines = text.split("\n")
-        if lines[-1] == "":
-            lines.pop()
-        if args.output_mode == "files_with_matches":  # the first match decides, like `rg -l`
-            if any(regex.search(line) for line in lines):
-                collector.add(path, 1)
-            continue
-        hits = [i for i, line in enumerate(lines) if regex.search(line)]
-        if not hits:
-            continue
-        if args.output_mode != "content":
-            collector.add(path, len(hits))
-            continue
-        shown: dict[int, bool] = {}
-        for i in hits:
-            for k in range(max(0, i - before), min(len(lines), i + after + 1)):
-                shown.setdefault(k, False)
-            shown[i] = True
-        collector.add(path, len(hits), ((k + 1, lines[k], shown[k]) for k in sorted(shown)))
-
-
-# --- the ripgrep backend ---------------------------------------------------------------------------
-
-
-class _FallBack(Exception):
-    """Search with the Python backend instead: ripgrep rejected a pattern Python accepts, or could not
-    be started."""
-
-
-def _rg_command(rg: str, args: GrepArgs, target: str) -> list[str]:
-    cmd = [rg, "--no-config", "--no-ignore-global", "--sort", "path", "--color", "never", "-e", args.pattern]
-    if args.case_insensitive:
-        cmd.append("-i")
-    if args.glob:
-        cmd += ["--glob", args.glob]
-    if args.output_mode == "content":
-        cmd.append("--json")
-        if args.context is not None:
-            cmd += ["-C", str(args.context)]
-        if args.before is not None:
-            cmd += ["-B", str(args.before)]
-        if args.after is not None:
-            cmd += ["-A", str(args.after)]
-    elif args.output_mode == "count":
-        cmd += ["--count", "--null", "--with-filename"]
-    else:
-        cmd += ["--files-with-matches", "--null"]
-    return [*cmd, "--", target]
-
-
-def _text_of(node: Any) -> str:
-    if "text" in node:
-        return str(node["text"])
-    return base64.b64decode(node.get("bytes", "")).decode("utf-8", "replace")
-
-
-async def _rg_search(rg: str, args: GrepArgs, root: str, collector: _Collector) -> None:
-    cwd = root if os.path.isdir(root) else os.path.dirname(root)  # noqa: ASYNC240 - a stat
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *_rg_command(rg, args, root),
-            cwd=cwd,  # ripgrep matches --glob paths relative to its cwd
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-    except (OSError, ValueError):
-        # An rg on PATH that cannot run, or an argument no command line can carry (a NUL byte in the
-        # pattern): the Python backend still can.
-        raise _FallBack from None
-    assert proc.stdout is not None and proc.stderr is not None
-    errors = asyncio.ensure_future(_drain(proc.stderr))
-    try:
-        if args.output_mode == "content":
-            await _read_json(proc.stdout, collector)
-        else:
-            await _read_null(proc.stdout, collector, args.output_mode == "count")
-        code = await proc.wait()
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-        stderr = (await errors).decode("utf-8", "replace") if not errors.cancelled() else ""
-    if code == 2 and collector.total == 0 and ("regex" in stderr or "error parsing" in stderr):
-        try:
-            re.compile(args.pattern)
-        except re.error:
-            raise _invalid_regex(args.pattern, stderr.split("error:", 1)[-1].split("\n\n")[0]) from None
-        raise _FallBack
-
-
-async def _drain(stream: asyncio.StreamReader, keep: int = 64 * 1024) -> bytes:
-    """Read a stream to its end, keeping its start: ripgrep must never block on a full stderr pipe
-    (one warning per unreadable file adds up)."""
-    kept = bytearray()
-    while chunk := await stream.read(1 << 16):
-        kept += chunk[: max(0, keep - len(kept))]
-    return bytes(kept)
-
-
-# One ripgrep JSON event is one line, as long as the matching line it carries (a minified file's can be
-# hundreds of MB). Up to this many bytes an event is parsed whole; a longer one is cut: its first bytes are
-# kept (they hold the event's type and the start of the line) and the rest is only scanned for the line
-# number, so memory stays bounded and the line shows cut, with a marker, like any long line.
-JSON_EVENT_CAP = 1 << 20
-_LINE_NUMBER_KEY = b',"line_number":'
-_EVENT_TYPE = re.compile(rb'\A\{"type":"(\w+)"')
-_DIGITS = re.compile(rb"[0-9]*")
-
-
-class _LongEvent:
-    """A JSON event longer than `JSON_EVENT_CAP`, read piece by piece: its first bytes, and the line number
-    found in the rest. `,"line_number":` cannot occur inside a JSON string (its quote would be escaped),
-    so its first occurrence is the key, right after the (long) text of the line."""
-
-    def __init__(self) -> None:
-        self.head = bytearray()
-        self.line_number: int | None = None
-        self._window = b""  # the end of what was scanned, for a key split between two pieces
-        self._digits: bytearray | None = None
-
-    def feed(self, piece: bytes) -> None:
-        if len(self.head) < JSON_EVENT_CAP:
-            self.head += piece[: JSON_EVENT_CAP - len(self.head)]
-        if self.line_number is not None:
-            return
-        if self._digits is None:
-            text = self._window + piece
-            at = text.find(_LINE_NUMBER_KEY)
-            if at < 0:
-                self._window = text[-len(_LINE_NUMBER_KEY) :]
-                return
-            self._digits = bytearray()
-            piece = text[at + len(_LINE_NUMBER_KEY) :]
-        digits = _DIGITS.match(piece)
-        assert digits is not None  # `[0-9]*` always matches
-        self._digits += digits.group()
-        if digits.end() < len(piece) and self._digits:
-            self.line_number = int(self._digits)
-
-    def kind(self) -> str | None:
-        found = _EVENT_TYPE.match(self.head)
-        return found.group(1).decode() if found else None
-
-    def line_text(self) -> str:
-        """The start of the line the event carries: enough of it to show (a cut line is marked by
-        `_cut`); the whole line when it fits (an event long only because of its many submatches)."""
-        head = self.head.decode("utf-8", "replace")
-        for key in ('"lines":{"text":"', '"lines":{"bytes":"'):
-            at = head.find(key)
-            if at < 0:
-                continue
-            body = head[at + len(key) : at + len(key) + (MAX_LINE_CHARS + 1) * 12]  # \uXXXX\uXXXX a char
-            if "bytes" in key:
-                encoded = body.split('"', 1)[0]
-                return base64.b64decode(encoded[: len(encoded) // 4 * 4]).decode("utf-8", "replace")
+            # One character more than a line shows: a long line's start comes back long enough to show cut.
+            await ripgrep.search(rg, query, searched, collector, line_chars=MAX_LINE_CHARS + 1)
+        except ripgrep.Unavailable:
+            return False
+        except ripgrep.PatternRejected as rejected:
+            if collector.total:
+                continue  # ripgrep took this very pattern for an earlier root: not the pattern's fault
             try:
-                text: str = json.decoder.scanstring(body, 0)[0]  # type: ignore[attr-defined]
-                return text
-            except ValueError:  # the string goes on past what is kept: decode its start
-                for end in range(len(body), max(len(body) - 12, -1), -1):
-                    try:
-                        start: str = json.loads(f'"{body[:end]}"')
-                        return start
-                    except ValueError:
-                        continue
-        return ""
-
-
-async def _json_events(stdout: asyncio.StreamReader) -> AsyncIterator[bytes | _LongEvent]:
-    """ripgrep's JSON events, one per line: the line itself, or a `_LongEvent` past `JSON_EVENT_CAP`
-    (StreamReader.readline would raise ValueError on a line over its limit)."""
-    pending = bytearray()
-    long: _LongEvent | None = None
-    while chunk := await stdout.read(1 << 16):
-        start = 0
-        while start < len(chunk):
-            end = chunk.find(b"\n", start)
-            piece = chunk[start:] if end < 0 else chunk[start:end]
-            if long is not None:
-                long.feed(piece)
-            else:
-                pending += piece
-                if len(pending) > JSON_EVENT_CAP:
-                    long = _LongEvent()
-                    long.feed(bytes(pending))
-                    pending.clear()
-            if end < 0:
-                break
-            yield long if long is not None else bytes(pending)
-            long = None
-            pending.clear()
-            start = end + 1
-    if long is not None:
-        yield long
-    elif pending:
-        yield bytes(pending)
-
-
-async def _read_json(stdout: asyncio.StreamReader, collector: _Collector) -> None:
-    path, count = "", 0
-    lines: list[tuple[int, str, bool]] = []
-    async for raw in _json_events(stdout):
-        if isinstance(raw, _LongEvent):
-            kind = raw.kind()  # only a match or context event carries a line that long
-            if kind in ("match", "context") and raw.line_number is not None:
-                count += kind == "match"
-                lines.append((raw.line_number, raw.line_text(), kind == "match"))
-            continue
-        event = json.loads(raw)
-        kind, data = event.get("type"), event.get("data", {})
-        if kind == "begin":
-            path, count, lines = _text_of(data["path"]), 0, []
-        elif kind in ("match", "context"):
-            count += kind == "match"
-            lines.append((int(data["line_number"]), _text_of(data["lines"]), kind == "match"))
-        elif kind == "end":
-            collector.add(path, count, lines)
-
-
-async def _read_null(stdout: asyncio.StreamReader, collector: _Collector, counts: bool) -> None:
-    """`-l --null` prints "path\0" records; `--count --null` prints "path\0N\n" lines."""
-    buffer = b""
-    separator = b"\n" if counts else b"\0"
-    while chunk := await stdout.read(1 << 16):
-        *records, buffer = (buffer + chunk).split(separator)
-        for record in records:
-            _record(record, collector, counts)
-    if buffer:
-        _record(buffer, collector, counts)
-
-
-def _record(record: bytes, collector: _Collector, counts: bool) -> None:
-    text = record.decode("utf-8", "replace")
-    if counts:
-        name, _, number = text.rpartition("\0")
-        collector.add(name, int(number))
-    else:
-        collector.add(text, 1)
+                re.compile(query.pattern)
+            except re.error:
+                raise _invalid_regex(query.pattern, rejected.detail) from None
+            return False
+    return True
 
 
 # --- the tool ---------------------------------------------------------------------------------------
@@ -516,23 +257,32 @@ def grep_tool(*, cwd: str | None = None, backend: Backend = "auto") -> ToolDefin
         if not args.path:
             roots = [r for r in session_roots(ctx.agent) if os.path.isdir(r)] or roots  # noqa: ASYNC240
         mode: Mode = args.output_mode
-        after = args.after if args.after is not None else args.context or 0
-        collector = _Collector(mode, args.head_limit or DEFAULT_LIMITS[mode], after)
+        query = ripgrep.Query(
+            pattern=args.pattern,
+            mode=mode,
+            case_insensitive=args.case_insensitive,
+            glob=args.glob,
+            context=args.context,
+            before=args.before,
+            after=args.after,
+        )
+        collector = _Collector(mode, args.head_limit or DEFAULT_LIMITS[mode], query.lines_after)
         chosen = backend
         if chosen == "auto":
             chosen = "python" if os.environ.get(BACKEND_ENV) == "python" else "ripgrep"
         rg = shutil.which("rg") if chosen == "ripgrep" else None
         used: Literal["ripgrep", "python"] = "python"
         if rg is not None:
-            try:
-                for searched in roots:
-                    await _rg_search(rg, args, searched, collector)
+            if await _search_ripgrep(rg, query, roots, collector):
                 used = "ripgrep"
-            except _FallBack:
-                collector = _Collector(mode, collector.limit, after)
+            else:
+                collector = _Collector(mode, collector.limit, collector.after)
         if used == "python":
             for searched in roots:
-                await run_blocking(functools.partial(_python_search, args, searched, collector))
+                try:
+                    await run_blocking(functools.partial(python_search.search, query, searched, collector))
+                except python_search.InvalidPattern as exc:
+                    raise _invalid_regex(args.pattern, str(exc)) from None
         return GrepValue(
             mode=mode,
             pattern=args.pattern,

@@ -8,7 +8,7 @@
   finds where the window starts, then only the window is decoded. A window at the end of a 100 MB file
   never holds more than one chunk plus the window.
 - With an editor service (`fs_access`), the editor's buffer (unsaved changes included) is what is read.
-- The landing rule of `fs_access`, checked on the opened descriptor: a read the user was asked about reads
+- The landing rule (`landing`), checked on the opened descriptor: a read the user was asked about reads
   the file its path led to then (its `preview_call` pins it, and changes no card); any other read of a
   path named inside the workspace stays inside it. A link swapped in after the decision redirects nothing.
 
@@ -45,27 +45,14 @@ from registry_core import (
 )
 
 from .cards import call_paths, failure_card, meta_display, meta_field
-from .fs_access import (
-    SNIFF_BYTES,
-    Landing,
-    decode,
-    detect_encoding,
-    editor_read,
-    format_size,
-    image_type,
-    invalid_utf8,
-    landing_of,
-    not_text,
-    open_regular,
-    os_error,
-    pin_landing,
-    sniff,
-    trim_partial_utf8,
-    with_refusal,
-)
+from .disk import Landing
+from .file_errors import format_size, invalid_utf8, not_text, os_error, with_refusal
+from .fs_access import editor_read
+from .landing import landing_of, open_regular, pin_landing
 from .languages import language_of
 from .paths import display_path, resolve, session_cwd
 from .runtime import check, run_blocking
+from .text_encoding import SNIFF_BYTES, decode, detect_encoding, image_type, sniff, trim_partial_utf8
 
 INLINE_MAX_BYTES = 64 * 1024
 DEFAULT_LIMIT = 2000

@@ -55,10 +55,11 @@ from registry_core import (
 )
 
 from .cards import meta_field
-from .fs_access import os_error, trim_partial_utf8
+from .file_errors import os_error
 from .paths import display_path, resolve, session_cwd
 from .process_tree import Command, ProcessScope, scope_of
 from .runtime import scratch_of
+from .text_encoding import trim_partial_utf8
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000

@@ -48,7 +48,7 @@ from registry_core import (
 )
 
 from .cards import failure_card, meta_field
-from .fs_access import format_size
+from .file_errors import format_size
 from .html_text import html_to_markdown
 from .net_guard import AddressRefused, NetworkGuard, Resolver, ip_literal, system_resolver
 

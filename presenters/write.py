@@ -40,17 +40,12 @@ from .changes import (
     report_commit,
 )
 from .diffs import Hunk, count_lines, create_hunk, line_diff_hunks
-from .fs_access import (
-    Landing,
-    TextDocument,
-    landing_of,
-    load_document,
-    pin_landing,
-    save_document,
-    uses_crlf,
-)
+from .disk import Landing
+from .fs_access import TextDocument, load_document, save_document
+from .landing import landing_of, pin_landing
 from .paths import display_path, resolve, session_cwd
 from .runtime import run_blocking
+from .text_encoding import uses_crlf
 
 
 class WriteArgs(BaseModel):
@@ -108,7 +103,7 @@ async def _execute(args: WriteArgs, ctx: ToolRunContext) -> FileChange:
 
 async def _preview(args: WriteArgs, execution: ToolExecution) -> object:
     """The approval card: the hunks this write would apply to the file as it is now (see `changes`); and
-    the file the path leads to now is pinned as the one the question is about (`fs_access`)."""
+    the file the path leads to now is pinned as the one the question is about (`landing`)."""
     agent = execution.agent
     cwd = session_cwd(agent)
     path = resolve(args.file_path, cwd)

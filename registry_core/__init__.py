@@ -5,7 +5,7 @@ A pure library: no stdio, no ACP, no model. Tools are `ToolDefinition`s (usually
 their own cards with the vocabulary in `presentation`. See docs/architecture.md for the code map.
 """
 
-from .cancellation import NEVER, CancelController, CancelReason, CancelSignal, fuse
+from .cancellation import NEVER, CancelController, CancelReason, CancelSignal, fuse, until_cancelled
 from .content import ContentBlock, ContextMessage, ImageBlock, TextBlock, content_text, text
 from .definition import Output, ToolDefinition, ToolOutputDefinition, define_tool, parse_args_for_display
 from .errors import (
@@ -203,5 +203,6 @@ __all__ = [
     "text",
     "thaw",
     "timeout_wrapper",
+    "until_cancelled",
     "validate",
 ]

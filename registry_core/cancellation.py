@@ -8,13 +8,19 @@ handle, never remove it).
 Tool bodies observe cancellation in two ways: the pipeline cancels the body's asyncio task when the
 signal fires (so every `await` is a checkpoint), and long-running code may poll `signal.cancelled` or
 `await signal.wait()` to clean up owned work (e.g. kill a process group) before it settles.
+
+`until_cancelled(awaitable, signal)` is the one race of an awaitable against a signal: its value, or None
+once the signal fires (the awaitable cancelled and settled first). Nothing else hand-writes that race.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +103,33 @@ class CancelController:
 
 def _noop() -> None:
     return None
+
+
+async def until_cancelled(awaitable: Awaitable[T], signal: CancelSignal) -> T | None:
+    """`awaitable`'s value, or None when `signal` fires first (already fired included).
+
+    The awaitable runs as a task of its own (a future or task given is used as is); when the signal wins,
+    that task is cancelled and awaited, so its cleanup has run when None is returned. If it ends anyway
+    (done before the cancel reached it, or it swallowed the cancel), its value or error is what comes
+    back. Its errors propagate; so does the caller's own cancellation (the awaitable is cancelled with
+    it), even when the signal has fired too. No callback is left on the signal once this returns or
+    raises. A `T` that may itself be None cannot be told apart from a cancel: check `signal.cancelled`.
+    """
+    task = asyncio.ensure_future(awaitable)
+
+    def stop(_reason: CancelReason) -> None:
+        task.cancel()
+
+    dispose = signal.on_cancel(stop)
+    try:
+        return await task
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if signal.cancelled and (current is None or current.cancelling() == 0):
+            return None  # ours: the signal cancelled the task, nobody cancelled the caller
+        raise
+    finally:
+        dispose()
 
 
 NEVER = CancelSignal()

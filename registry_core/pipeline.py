@@ -28,7 +28,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from . import errors
-from .cancellation import CancelSignal, close_fused, derives_from, fuse
+from .cancellation import CancelSignal, close_fused, derives_from, fuse, until_cancelled
 from .content import ContentBlock, ContextMessage, ImageBlock, TextBlock
 from .definition import ToolDefinition
 from .errors import ToolError, Violation
@@ -269,7 +269,7 @@ async def _ask(scope: PipelineScope, execution: ToolExecution, decision: Ask) ->
     if execution.signal.cancelled:
         return _cancelled(execution, execution.signal)
     try:
-        answer = await _race_signal(service.request_approval(execution, decision.reason), execution.signal)
+        answer = await until_cancelled(service.request_approval(execution, decision.reason), execution.signal)
     except asyncio.CancelledError:
         raise
     except Exception as exc:
@@ -284,29 +284,6 @@ async def _ask(scope: PipelineScope, execution: ToolExecution, decision: Ask) ->
     if answer.outcome == "cancelled":
         return failure(errors.CANCELLED, answer.reason or f"{what} was cancelled while waiting for approval.")
     return failure(errors.DENIED, answer.reason or f"The user rejected tool {execution.name!r}.")
-
-
-async def _race_signal(awaitable: Any, signal: CancelSignal) -> Any:
-    """Await `awaitable`, or return None when `signal` fires first (the awaitable is cancelled)."""
-    task = asyncio.ensure_future(awaitable)
-
-    def stop(_reason: object) -> None:
-        task.cancel()
-
-    dispose = signal.on_cancel(stop)
-    try:
-        return await task
-    except asyncio.CancelledError:
-        if signal.cancelled and not _current_task_cancelling():
-            return None
-        raise
-    finally:
-        dispose()
-
-
-def _current_task_cancelling() -> bool:
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
 
 
 def _cancelled(execution: ToolExecution, signal: CancelSignal) -> ToolFailure:

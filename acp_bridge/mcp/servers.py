@@ -29,11 +29,11 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, runtime_checkable
 
 from acp_bridge.client.channel import ClientChannel
 from acp_bridge.permissions.policy import ExternalTool, SessionPermissions
-from registry_core import CancelSignal, StatusProgress, ToolError, ToolRunContext, ToolScope
+from registry_core import CancelSignal, StatusProgress, ToolError, ToolRunContext, ToolScope, until_cancelled
 
 from .config import ServerConfig, ServerList, StdioServer
 from .naming import command_name, tool_name
@@ -56,7 +56,6 @@ MAX_INSTRUCTIONS_CHARS: Final = 8_000
 PROGRESS_INTERVAL_S: Final = 0.1  # at most this often a progress update per call (the last one always)
 
 State = Literal["starting", "ready", "failed", "lost", "closed"]
-T = TypeVar("T")
 
 
 class McpHost(Protocol):
@@ -488,7 +487,7 @@ class SessionServers:
         """Wait for every start still running (each bounded by its own timeout), or the cancel."""
         starting = {h.task for h in self.handles if h.task is not None and not h.task.done()}
         if starting:
-            await _until_cancelled(asyncio.wait(starting), signal)
+            await until_cancelled(asyncio.wait(starting), signal)
 
     def take_reports(self) -> str | None:
         reports, self._reports = self._reports, []
@@ -512,7 +511,7 @@ class SessionServers:
         handle, command = found[0]
         try:
             arguments = parse_arguments(command, rest)
-            messages = await _until_cancelled(
+            messages = await until_cancelled(
                 asyncio.wait_for(handle.get_prompt(command.prompt, arguments), PROMPT_TIMEOUT_S), signal
             )
         except PromptArgsError as exc:
@@ -562,25 +561,6 @@ class SessionServers:
             task.cancel()
         if pending:
             await asyncio.wait(pending, timeout=0.5)
-
-
-async def _until_cancelled(awaitable: Awaitable[T], signal: CancelSignal) -> T | None:
-    """`awaitable`'s value, or None as soon as `signal` fires (the awaitable is then cancelled)."""
-    task = asyncio.ensure_future(awaitable)
-
-    def stop(_reason: object) -> None:
-        task.cancel()
-
-    dispose = signal.on_cancel(stop)
-    try:
-        return await task
-    except asyncio.CancelledError:
-        current = asyncio.current_task()
-        if signal.cancelled and (current is None or current.cancelling() == 0):
-            return None
-        raise
-    finally:
-        dispose()
 
 
 async def _settle_exit(conn: Connection) -> None:

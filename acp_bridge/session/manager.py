@@ -40,7 +40,7 @@ from acp_bridge.session.core_config import CoreConfig as CoreConfig
 from acp_bridge.session.processes import SessionResources
 from acp_bridge.session.replay import replay
 from acp_bridge.session.session import Recorder, Session
-from presenters.fs_access import remove_stale_temps_soon
+from presenters.disk import remove_stale_temps_soon
 from presenters.run_code import run_code_tool
 from registry_core import (
     CodeDispatchEvent,

@@ -1,6 +1,6 @@
-"""The landing rule of `fs_access` on real files and links: a path named inside the workspace never reads or
-writes a file outside it, whenever the link that leads out appeared; links that stay inside, and paths
-named outside (the user was asked about them), are followed. And the temporary files of a killed writer
+"""The landing rule (`presenters.landing`) on real files and links: a path named inside the workspace never
+reads or writes a file outside it, whenever the link that leads out appeared; links that stay inside, and
+paths named outside (the user was asked about them), are followed. And the temporary files of a killed writer
 are recognised and removed, never a live writer's."""
 
 from __future__ import annotations
