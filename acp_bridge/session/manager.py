@@ -66,18 +66,11 @@ from acp_bridge.models import Message, ModelBackend, ModelError, Usage
 from acp_bridge.models.catalog import CatalogSettings, ModelCatalog, Price
 from acp_bridge.models.images import vision_by_name
 from acp_bridge.permissions import permission_log, rules_store
+from acp_bridge.permissions.gate import AlwaysScopes, PermissionGate
 from acp_bridge.permissions.permission_log import RecordedPermissions, permissions_record
-from acp_bridge.permissions.policy import (
-    MODES,
-    AlwaysScopes,
-    Decision,
-    ModeId,
-    PermissionGate,
-    PolicyConfig,
-    Rule,
-    SessionPermissions,
-)
+from acp_bridge.permissions.policy import MODES, Decision, ModeId, PolicyConfig, SessionPermissions
 from acp_bridge.permissions.rules_store import ProjectPermissions, ProjectRules
+from acp_bridge.permissions.scope import Rule
 from acp_bridge.session import config_options
 from acp_bridge.session.compaction import DEFAULT_COMPACT_AT, Compactor
 from acp_bridge.session.config_options import SessionControls
