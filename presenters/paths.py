@@ -1,6 +1,6 @@
 """Path rules shared by every built-in tool, the bridge's permission policy and its card mapping: resolution,
 display, and the workspace-roots test. The one implementation of each (`acp_bridge.mapping.paths` and
-`acp_bridge.permissions.policy` call these).
+`acp_bridge.permissions.call_facts` call these).
 
 - `resolve(path, cwd)`: a model-supplied path made absolute against the session cwd (`~` expanded,
   normalised, symlinks NOT resolved: the path the model named is the path the cards show).

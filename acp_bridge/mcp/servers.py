@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, runtime_checkable
 
 from acp_bridge.client.channel import ClientChannel
-from acp_bridge.permissions.policy import ExternalTool, SessionPermissions
+from acp_bridge.permissions.external import ExternalTool
+from acp_bridge.permissions.policy import SessionPermissions
 from registry_core import CancelSignal, StatusProgress, ToolError, ToolRunContext, ToolScope, until_cancelled
 
 from .config import ServerConfig, ServerList, StdioServer

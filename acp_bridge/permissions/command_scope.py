@@ -226,27 +226,21 @@ def command_prefix(command: str, arg_ok: Callable[[str], bool] | None = None) ->
     """The argv prefix an "always" answer for `command` covers, or None when only the exact command may be
     covered (see the module docstring). `arg_ok(value)`: whether an argument (or an option's value) may
     appear in a command a prefix rule covers; the session passes its workspace test."""
-    if not command or any(syntax in command for syntax in _SHELL_SYNTAX) or _expands_wildcards(command):
+    plain = _plain_argv(command)
+    if plain is None or _expands_wildcards(command):
         return None
-    try:
-        argv = shlex.split(command)
-    except ValueError:
-        return None
-    if not argv or "=" in argv[0]:
-        return None
-    # Case-folded: a case-insensitive file system (macOS) runs `RM` as `rm`.
-    name = os.path.basename(argv[0]).lower()
+    argv, name = plain
     if name in EXACT_ONLY:
         return None
-    if name in _INTERPRETERS or _PYTHON.fullmatch(name):
+    if _is_interpreter(name):
         if len(argv) < 2:
             return None  # the bare interpreter reads its program from somewhere else
         if argv[1] == "-m" and _PYTHON.fullmatch(name):
             # `python -m pip install x` is judged as `pip install x`
             if len(argv) < 3 or argv[2].startswith("-") or argv[2] in EXACT_ONLY:
                 return None
-            length = _prefix_length(PROGRAMS.get(argv[2], _PLAIN), argv, 2)
             program = PROGRAMS.get(argv[2], _PLAIN)
+            length = _prefix_length(program, argv, 2)
         elif argv[1].startswith("-"):
             return None  # inline code (-c, -e) or interpreter options: no safe generalisation
         else:
@@ -263,6 +257,20 @@ def reject_prefix(command: str) -> tuple[str, ...] | None:
     """The argv prefix an "always reject" answer for `command` covers: the program, with its sub-command or
     script (`rm`, `git push`, `python3 app.py`), whatever the rest; None (the exact command only) for
     shell syntax or unparsable quoting. Broad on purpose: rejecting more than was asked is safe."""
+    plain = _plain_argv(command)
+    if plain is None:
+        return None
+    argv, name = plain
+    takes_word = _is_interpreter(name) or PROGRAMS.get(name, _PLAIN).subcommand
+    if takes_word and len(argv) > 1 and not argv[1].startswith(("-", "+")):
+        return tuple(argv[:2])
+    return tuple(argv[:1])
+
+
+def _plain_argv(command: str) -> tuple[list[str], str] | None:
+    """The argv of a command that is one plain program invocation, and its program's name (case-folded:
+    a case-insensitive file system (macOS) runs `RM` as `rm`); None for an empty command, shell syntax,
+    quoting `shlex` cannot split, or a leading `NAME=value` assignment."""
     if not command or any(syntax in command for syntax in _SHELL_SYNTAX):
         return None
     try:
@@ -271,11 +279,12 @@ def reject_prefix(command: str) -> tuple[str, ...] | None:
         return None
     if not argv or "=" in argv[0]:
         return None
-    name = os.path.basename(argv[0]).lower()
-    takes_word = name in _INTERPRETERS or _PYTHON.fullmatch(name) or PROGRAMS.get(name, _PLAIN).subcommand
-    if takes_word and len(argv) > 1 and not argv[1].startswith(("-", "+")):
-        return tuple(argv[:2])
-    return tuple(argv[:1])
+    return argv, os.path.basename(argv[0]).lower()
+
+
+def _is_interpreter(name: str) -> bool:
+    """Whether the program runs a script or inline code it is given (`python3`, `node`, `bash`)."""
+    return name in _INTERPRETERS or _PYTHON.fullmatch(name) is not None
 
 
 def _expands_wildcards(command: str) -> bool:

@@ -22,15 +22,8 @@ from dataclasses import dataclass
 from typing import Any, get_args
 
 from acp_bridge.history.session_log import PermissionsChanged
-from acp_bridge.permissions.policy import (
-    MODES,
-    ModeId,
-    PolicyConfig,
-    Rule,
-    Scope,
-    ScopeKind,
-    SessionPermissions,
-)
+from acp_bridge.permissions.policy import MODES, ModeId, PolicyConfig, SessionPermissions
+from acp_bridge.permissions.scope import Rule, Scope, ScopeKind
 
 log = logging.getLogger(__name__)
 

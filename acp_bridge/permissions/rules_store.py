@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from acp_bridge.permissions.permission_log import RecordedPermissions, rule_from_json, rule_to_json
-from acp_bridge.permissions.policy import MODES, PolicyConfig, Rule, Scope, SessionPermissions
+from acp_bridge.permissions.policy import MODES, PolicyConfig, SessionPermissions
+from acp_bridge.permissions.scope import Rule, Scope
 
 log = logging.getLogger(__name__)
 

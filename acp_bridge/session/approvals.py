@@ -22,9 +22,11 @@ from acp_bridge.common.errors import InvalidParams, quoted
 from acp_bridge.history.session_log import LogEvent, PermissionsChanged
 from acp_bridge.mapping import WireContext
 from acp_bridge.permissions import permission_log
+from acp_bridge.permissions.gate import AlwaysScopes
 from acp_bridge.permissions.permission_log import RecordedPermissions, permissions_record
-from acp_bridge.permissions.policy import MODES, AlwaysScopes, ModeId, PolicyConfig, Rule
+from acp_bridge.permissions.policy import MODES, ModeId, PolicyConfig
 from acp_bridge.permissions.rules_store import ProjectPermissions, ProjectRules
+from acp_bridge.permissions.scope import Rule
 from acp_bridge.session.prompt_slot import PromptSlot
 from registry_core import ToolExecution
 

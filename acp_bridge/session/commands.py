@@ -16,7 +16,8 @@ from acp_bridge import mapping
 from acp_bridge.client.channel import Update
 from acp_bridge.history.session_index import clean_title
 from acp_bridge.permissions import rules_store
-from acp_bridge.permissions.policy import MODES, Rule, SessionPermissions
+from acp_bridge.permissions.policy import MODES, SessionPermissions
+from acp_bridge.permissions.scope import Rule
 
 if TYPE_CHECKING:
     from acp_bridge.mcp.servers import SessionServers

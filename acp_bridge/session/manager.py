@@ -34,7 +34,7 @@ from acp_bridge.history.session_log import SessionHeader, SessionInfoChanged
 from acp_bridge.mapping import WireContext
 from acp_bridge.models import Message, ModelBackend
 from acp_bridge.models.catalog import CatalogSettings, ModelCatalog
-from acp_bridge.permissions.policy import PermissionGate
+from acp_bridge.permissions.gate import PermissionGate
 from acp_bridge.permissions.rules_store import ProjectPermissions, ProjectRules
 from acp_bridge.session.core_config import CoreConfig as CoreConfig
 from acp_bridge.session.processes import SessionResources

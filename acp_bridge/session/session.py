@@ -43,8 +43,10 @@ from acp_bridge.mapping import WireContext
 from acp_bridge.models import Message, ModelBackend, ModelError, Usage
 from acp_bridge.models.catalog import ModelCatalog
 from acp_bridge.models.images import vision_by_name
-from acp_bridge.permissions.policy import AlwaysScopes, Decision, Rule, SessionPermissions
+from acp_bridge.permissions.gate import AlwaysScopes
+from acp_bridge.permissions.policy import Decision, SessionPermissions
 from acp_bridge.permissions.rules_store import ProjectRules
+from acp_bridge.permissions.scope import Rule
 from acp_bridge.session import config_options
 from acp_bridge.session.approvals import SessionApprovals
 from acp_bridge.session.commands import SlashCommands, compact_command

@@ -24,7 +24,8 @@ from acp_bridge.mcp.content import MAX_IMAGE_CHARS, MAX_TEXT_CHARS, bound_result
 from acp_bridge.mcp.naming import MAX_TOOL_NAME, command_name, split_tool_name, tool_name
 from acp_bridge.mcp.present import ToolFacts, facts_of, presentation_definition, result_view, title
 from acp_bridge.mcp.prompts import PromptArgsError, parse_arguments, prompt_command, render_messages
-from acp_bridge.permissions.policy import ExternalTool, PolicyConfig, SessionPermissions
+from acp_bridge.permissions.external import ExternalTool
+from acp_bridge.permissions.policy import PolicyConfig, SessionPermissions
 from registry_core import ContentResourceLink, GenericResultView, StatusProgress, ToolResult
 
 # --- configuration ------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ from acp_bridge.models import (
     UserMessage,
     load_backend,
 )
-from acp_bridge.models.openai import _retry_after_seconds
+from acp_bridge.models.openai_http import _retry_after_seconds
 from tests.support import fake_openai_server
 from tests.support.fake_openai_server import SSE, Disconnect, FakeOpenAIServer, HTTPError, chat, chat_chunks
 

@@ -9,12 +9,9 @@ from typing import Any
 import pytest
 
 from acp_bridge import mapping
-from acp_bridge.permissions.policy import (
-    PolicyConfig,
-    Scope,
-    SessionPermissions,
-    command_prefix,
-)
+from acp_bridge.permissions.command_scope import command_prefix
+from acp_bridge.permissions.policy import PolicyConfig, SessionPermissions
+from acp_bridge.permissions.scope import Scope
 
 
 @pytest.mark.parametrize(

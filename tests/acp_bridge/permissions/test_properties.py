@@ -26,7 +26,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from acp_bridge.permissions.policy import PolicyConfig, Scope, SessionPermissions
+from acp_bridge.permissions.policy import PolicyConfig, SessionPermissions
+from acp_bridge.permissions.scope import Scope
 from presenters.glob import glob_tool
 from presenters.grep import grep_tool
 from registry_core import Agent, ToolExecutionInput, ToolRegistry, ToolSuccess
