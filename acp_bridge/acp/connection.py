@@ -7,7 +7,8 @@ session/list, session/resume, session/fork and session/delete when history is ke
 calls the `SessionManager` (and `session_index` for the list), and shapes ACP results. `initialize` is
 not here: `handshake.py` answers it before this module is even loaded, refuses every other request
 until it succeeded, and hands the client's capabilities over (`AcpAgent.initialized`).
-`session/new` and `session/load` hand their `mcpServers` to the core (`acp_bridge.mcp`).
+`session/new` and `session/load` hand their `mcpServers` to the core (`acp_bridge.mcp`); new, load,
+resume and fork their `systemPrompt` (`session.client_prompt`).
 `AcpChannel` is the core's `ClientChannel` over the same JSON-RPC peer (session/update,
 session/request_permission, fs/*, and elicitation/create for the session's MCP servers).
 `logout` and `authenticate` come from `login`; `configOptions` from the session (`config_options`), once
@@ -41,6 +42,7 @@ from acp_bridge.history.store import SessionStore
 from acp_bridge.mapping import ConfigSelect
 from acp_bridge.permissions.policy import MODES
 from acp_bridge.permissions.rules_store import listing as rules_listing
+from acp_bridge.session.client_prompt import read_client_prompt
 from acp_bridge.session.manager import LoadedLog, SessionManager
 from acp_bridge.session.session import Session
 
@@ -193,10 +195,12 @@ class AcpAgent:
 
     async def new_session(self, raw: object, _id: object) -> Reply:
         params = _params(raw)
+        client_prompt = read_client_prompt(params.get("systemPrompt"))  # prompt glue: checked first
         await self.manager.catalog.load()  # once per process, bounded by its timeout
         session = self.manager.new_session(
             params.get("cwd"), params.get("additionalDirectories"), params.get("mcpServers")
         )
+        session.context.client = client_prompt  # prompt glue: the client's systemPrompt
         result = {
             "sessionId": session.id,
             "modes": _modes_state(session),
@@ -210,6 +214,7 @@ class AcpAgent:
         session_id, loaded = self._stored(params)
         if loaded is None:
             raise ResourceNotFound(f"no stored session {quoted(session_id)}", data={"sessionId": session_id})
+        client_prompt = read_client_prompt(params.get("systemPrompt"))  # prompt glue: checked first
         await self.manager.catalog.load()
         # The replay's updates go out before this response, as ACP requires.
         session = self.manager.load_session(
@@ -219,6 +224,7 @@ class AcpAgent:
             params.get("additionalDirectories"),
             params.get("mcpServers"),
         )
+        session.context.client = client_prompt  # prompt glue: the client's systemPrompt
         session.tell_info()  # the session's title, for the client's list
         return {"modes": _modes_state(session), "configOptions": _config_options(session)}
 
@@ -229,6 +235,7 @@ class AcpAgent:
         session_id, loaded = self._stored(params)
         if loaded is None:
             raise ResourceNotFound(f"no stored session {quoted(session_id)}", data={"sessionId": session_id})
+        client_prompt = read_client_prompt(params.get("systemPrompt"))  # prompt glue: checked first
         await self.manager.catalog.load()  # once per process, bounded by its timeout
         session = self.manager.load_session(
             session_id,
@@ -238,6 +245,7 @@ class AcpAgent:
             params.get("mcpServers"),
             replay_updates=False,
         )
+        session.context.client = client_prompt  # prompt glue: the client's systemPrompt
         result = {"modes": _modes_state(session), "configOptions": _config_options(session)}
         return Reply(result, then=lambda: _after_reopening(session))
 
@@ -247,6 +255,7 @@ class AcpAgent:
         untouched, even mid-prompt. The answer names the new session."""
         params = _params(raw)
         source_id, loaded = self._stored(params)
+        client_prompt = read_client_prompt(params.get("systemPrompt"))  # prompt glue: checked first
         await self.manager.catalog.load()  # once per process, bounded by its timeout
         session = self.manager.fork_session(
             source_id,
@@ -255,6 +264,7 @@ class AcpAgent:
             params.get("additionalDirectories"),
             params.get("mcpServers"),
         )
+        session.context.client = client_prompt  # prompt glue: the client's systemPrompt
         result = {
             "sessionId": session.id,
             "modes": _modes_state(session),

@@ -114,6 +114,9 @@ def read_initialize(raw: object) -> ClientCapabilities:
 
 def session_capabilities(history: bool) -> dict[str, Any]:
     caps: dict[str, Any] = {"close": {}, "additionalDirectories": {}}
+    # The proposed `systemPrompt` on new/load/resume/fork (`session.client_prompt`): append is the
+    # baseline, and `override` is offered too. A client that does not know the key ignores it.
+    caps["systemPrompt"] = {"mode": {"override": {}}}
     if history:
         # `fork` is unstable in ACP v1 (a client that does not know it ignores the key).
         caps.update({"list": {}, "resume": {}, "fork": {}, "delete": {}})

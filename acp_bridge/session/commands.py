@@ -18,6 +18,7 @@ from acp_bridge.history.session_index import clean_title
 from acp_bridge.permissions import rules_store
 from acp_bridge.permissions.policy import MODES, SessionPermissions
 from acp_bridge.permissions.scope import Rule
+from acp_bridge.session import init_command
 
 if TYPE_CHECKING:
     from acp_bridge.mcp.servers import SessionServers
@@ -29,6 +30,7 @@ COMMANDS: tuple[tuple[str, str, str | None], ...] = (
     ("mode", "Show or switch the permission mode: default, accept_edits, plan, full_access", "mode id"),
     ("compact", "Summarize the older conversation to free context", "what the summary should focus on"),
     ("title", "Rename this session (as session/list shows it)", "new title"),
+    init_command.COMMAND,  # prompt glue: `/init` asks the model for an AGENTS.md (init_command)
 )
 
 

@@ -38,6 +38,7 @@ from acp_bridge.permissions.gate import PermissionGate
 from acp_bridge.permissions.rules_store import ProjectPermissions, ProjectRules
 from acp_bridge.session.core_config import CoreConfig as CoreConfig
 from acp_bridge.session.processes import SessionResources
+from acp_bridge.session.prompt_context import add_folder_instructions
 from acp_bridge.session.replay import replay
 from acp_bridge.session.session import Recorder, Session
 from presenters.disk import remove_stale_temps_soon
@@ -90,6 +91,7 @@ class SessionManager:
         self.registry.on_pre_execute(self.gate.listener, first=True)
         self.registry.on_result(self._observe)
         self.registry.on_code_dispatch(self._observe_code_dispatch)
+        self.registry.on_post_execute(add_folder_instructions)  # prompt glue: folder AGENTS.md files
         for tool in tools:
             self.registry.register(tool)
         if self.config.code_mode != "off":

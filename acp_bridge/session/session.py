@@ -54,9 +54,10 @@ from acp_bridge.session.compaction import Compactor
 from acp_bridge.session.config_options import SessionControls
 from acp_bridge.session.core_config import CoreConfig
 from acp_bridge.session.processes import SessionResources
+from acp_bridge.session import init_command
 from acp_bridge.session.prompt_blocks import Prompt, read_prompt
+from acp_bridge.session.prompt_context import INSTRUCTIONS_SERVICE, SessionContext
 from acp_bridge.session.prompt_slot import PromptSlot
-from acp_bridge.session.system_prompt import system_prompt
 from acp_bridge.session.title import SessionTitle
 from acp_bridge.turn.loop import StopReason, Turn
 from presenters.ask_user import QUESTIONS_SERVICE
@@ -153,6 +154,9 @@ class Session:
         # Background processes and scratch files: per session id, so a reloaded session keeps its own.
         self.resources = manager.resources_of(session_id)
         services.update(self.resources.services)
+        # prompt glue: the system prompt and folder instructions of this session (prompt_context).
+        self.context = SessionContext(self)
+        services[INSTRUCTIONS_SERVICE] = self.context
         self.agent = Agent(id=session_id, cwd=cwd, roots=roots, services=services)
         self.controls = SessionControls(manager.catalog)
         self.compactor = Compactor(self, manager.config.compact_at)
@@ -258,7 +262,8 @@ class Session:
         # Told when the prompt ends, with its time, so the client's list updates once per prompt.
         self.title_info.from_prompt(text)
         try:
-            return await self._run_turn(prompt, vision, compact_focus)
+            # prompt glue: `/init` becomes the prompt asking for an AGENTS.md (init_command).
+            return await self._run_turn(init_command.expand(prompt), vision, compact_focus)
         finally:
             self.tell_info(activity=True)
 
@@ -273,13 +278,14 @@ class Session:
         turn = Turn(
             self,
             self.history,
-            system_prompt=system_prompt(self.cwd, self.roots),
+            system_prompt="",  # prompt glue: set by `self.context.run_turn` below
             turn_index=self.turn_index,
             max_steps=self.max_steps,
             vision=vision,
         )
         work = (
-            turn.run(prompt.text, prompt.images, prompt.blocks)
+            # prompt glue: the turn gets the session's system prompt first (prompt_context).
+            self.context.run_turn(turn, turn.run(prompt.text, prompt.images, prompt.blocks))
             if compact_focus is None
             else turn.run_compaction(compact_focus or None)
         )

@@ -137,7 +137,9 @@ def test_the_wheel_is_the_acp_bridge_agent_distribution_with_both_commands(wheel
         info = f"acp_bridge_agent-{__version__}.dist-info"
         metadata = archive.read(f"{info}/METADATA").decode()
         entry_points = archive.read(f"{info}/entry_points.txt").decode()
+        shipped = set(archive.namelist())
     assert "\nName: acp-bridge-agent\n" in metadata
+    assert "acp_bridge/session/system_prompt.md" in shipped  # the system prompt's template, read at run time
     assert "acp-bridge = acp_bridge.cli:main" in entry_points
     assert "acp-bridge-agent = acp_bridge.cli:main" in entry_points
 
