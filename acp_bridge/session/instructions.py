@@ -218,14 +218,15 @@ def root_of(path: str, roots: Sequence[str]) -> str | None:
     return best
 
 
-def folders_between(path: str, roots: Sequence[str]) -> list[str]:
-    """The folders strictly below `path`'s root down to `path` (itself when it is a folder, else its
-    parent), outermost first; none when `path` is outside every root or directly in one."""
+def folders_between(path: str, roots: Sequence[str], *, itself: bool) -> list[str]:
+    """The folders strictly below `path`'s root down to `path` (`itself`: `path` may be a folder, else
+    its parent), outermost first; none when `path` is outside every root. Lexical: no disk access (a
+    `path` that is no folder simply has no instructions file in it)."""
     path = os.path.normpath(path)
     root = root_of(path, roots)
     if root is None:
         return []
-    folder = path if os.path.isdir(path) else os.path.dirname(path)
+    folder = path if itself else os.path.dirname(path)
     below = root.rstrip(os.sep) + os.sep
     chain: list[str] = []
     while folder.startswith(below) and len(folder) > len(below):
@@ -236,26 +237,19 @@ def folders_between(path: str, roots: Sequence[str]) -> list[str]:
 
 
 def nested_files(
-    touched: Iterable[str], roots: Sequence[str], known: dict[str, Stamp | None], budget: int
+    folders: Iterable[str], roots: Sequence[str], known: dict[str, Stamp | None], budget: int
 ) -> list[InstructionFile]:
-    """The instructions of the folders below the roots that `touched` paths lie in, not in `known` (path
-    → the stamp it had when given), or changed since: outermost first, within `budget` bytes."""
+    """The instructions files of `folders` (below the roots, outermost first) not in `known` (path → the
+    stamp it had when given) or changed since, within `budget` bytes."""
     real_roots = [os.path.realpath(root) for root in roots]
     out: list[InstructionFile] = []
-    seen: set[str] = set()
-    for path in touched:
-        for folder in folders_between(path, roots):
-            if folder in seen:
-                continue
-            seen.add(folder)
-            found = find_in_folder(folder)
-            if found is None:
-                continue
-            if found in known and known[found] == stamp_of(found):
-                continue
-            read = read_file(found, "folder", folder, real_roots=real_roots, budget=budget)
-            budget -= len(read.text.encode())
-            out.append(read)
+    for folder in folders:
+        found = find_in_folder(folder)
+        if found is None or (found in known and known[found] == stamp_of(found)):
+            continue
+        read = read_file(found, "folder", folder, real_roots=real_roots, budget=budget)
+        budget -= len(read.text.encode())
+        out.append(read)
     return out
 
 

@@ -15,14 +15,16 @@ instructions of the folders the agent works in.
   `session.notices`, else an agent message.
 
 Folder instructions: `add_folder_instructions` is a post-execute listener on the registry (every call,
-nested Code Mode calls included). When a call names a path (`file_path`/`path` of a file tool, the folders
-a `grep`/`glob` searches, a command's `workdir`) below a folder under a root that has its own instructions
-file, that file is given to the model once, as a message after the step's results
-(`ContextMessage`, which the turn logs as a `DeferredContext`, so a reloaded session has it too), inside a
-`<project-instructions path=... applies-to=...>` element, and the user is told. It is given again only
-when it changed since. A reopened session first looks in its history for the files it was given. The
-folder files of a session share one `MAX_TOTAL_BYTES` budget; past it, a file is named for the model to
-read itself. A command that `cd`s into a folder does not count (its text is not parsed), nor do the
+nested Code Mode calls included). The folders a call works in (`touched_folders`) are those between a root
+and a path its arguments name: a file tool's `file_path` (its folder), the folders a `grep`/`glob`
+searches, a command's `workdir`, any tool's `path`. Each such folder's instructions file not given yet is
+given to the model, outermost first, as a message after the step's results (`ContextMessage`, which the
+turn logs as a `DeferredContext`, so a reloaded session has it too), inside a `<project-instructions
+path=... applies-to=...>` element, and the user is told. It is given again only when it changed since; a
+reopened session first looks in its history for the files it was given. A folder looked in during a turn
+is not looked in again before the next turn (so a step of many calls in one folder costs one thread hop).
+The folder files of a session share one `MAX_TOTAL_BYTES` budget; past it, a file is named for the model
+to read itself. A command that `cd`s into a folder does not count (its text is not parsed), nor do the
 files a search finds.
 
 Must not: block the event loop (disk and git work runs in worker threads); change the system prompt
@@ -105,6 +107,9 @@ def _start(roots: Sequence[str]) -> tuple[Environment, tuple[InstructionFile, ..
 
 
 class SessionContext:
+    """One session's system prompt and folder instructions (see the module's docstring). `client`: the
+    client's `systemPrompt`, which the face sets after making the session."""
+
     def __init__(self, host: ContextHost) -> None:
         self.host = host
         self.client: ClientSystemPrompt | None = None
@@ -115,11 +120,15 @@ class SessionContext:
         # Folder files given to the model: path → the stamp it had then; None until the history was read.
         self._given: dict[str, Stamp | None] | None = None
         self._folder_bytes = 0
+        # Folders looked in during the current turn (forgotten when the next one starts).
+        self._settled: set[str] = set()
         try:
             asyncio.get_running_loop()
         except RuntimeError:
             return  # made outside an event loop (a unit test): the first turn starts it
         self._starting = asyncio.ensure_future(asyncio.to_thread(_start, host.roots))
+        # A session closed before its first turn never awaits it: its outcome is collected here.
+        self._starting.add_done_callback(_collect)
 
     async def run_turn(self, turn: PromptTaker, work: Coroutine[Any, Any, T]) -> T:
         """Give `turn` this turn's system prompt, then run `work` (the turn's run)."""
@@ -133,8 +142,10 @@ class SessionContext:
     async def system_prompt(self) -> str:
         """The system prompt of the next turn (see the module's docstring)."""
         roots = self.host.roots
+        self._settled.clear()  # a folder's file made or changed since the last turn is seen now
         if self._built_in is None:
             starting = self._starting or asyncio.ensure_future(asyncio.to_thread(_start, roots))
+            self._starting = None  # should it fail, the next turn tries again
             environment, files = await starting
             self._built_in = build(environment, self._features())
             self._files = files
@@ -151,11 +162,6 @@ class SessionContext:
                     lines = [f"{line}: re-read for this turn" for line in changed]
                     self._tell("Project instructions changed", lines)
         return compose(self._built_in, self.client, self._files, self._changed)
-
-    @property
-    def files(self) -> tuple[InstructionFile, ...]:
-        """The files of the system prompt, as last read."""
-        return self._files
 
     def _features(self) -> set[str]:
         """The tools the session has, and `mcp` / `code-mode-only` (`system_prompt.build`'s names)."""
@@ -183,14 +189,17 @@ class SessionContext:
         """The messages that give the model the instructions of the folders this call works in, not given
         yet (or changed since); the user is told of each."""
         roots = self.host.roots
-        touched = touched_paths(name, arguments, self.host.cwd)
-        # Directly in a root (the common case) there is no folder below it to look in: no thread hop.
-        if not any(_below_a_root_folder(path, roots) for path in touched):
+        # A file directly in a root (the common case) is in no folder to look in, and a folder looked in
+        # during this turn is not looked in again before the next: then there is no thread hop.
+        touched = touched_folders(name, arguments, self.host.cwd, roots)
+        folders = [folder for folder in touched if folder not in self._settled]
+        if not folders:
             return ()
         seen = self._seen_in_history() if self._given is None else ()
         budget = MAX_TOTAL_BYTES - self._folder_bytes
         given = dict(self._given or {})
-        seeded, found = await asyncio.to_thread(_folder_work, touched, roots, seen, given, budget)
+        seeded, found = await asyncio.to_thread(_folder_work, folders, roots, seen, given, budget)
+        self._settled.update(folders)
         if self._given is None:
             self._given = seeded
         fresh = [f for f in found if f.path not in self._given or self._given[f.path] != f.stamp]
@@ -219,43 +228,49 @@ class SessionContext:
         return tuple(seen)
 
 
+def _collect(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled() and future.exception() is not None:
+        log.warning("taking the session's environment failed: %r", future.exception())
+
+
 def _folder_work(
-    touched: Sequence[str],
+    folders: Sequence[str],
     roots: Sequence[str],
     seen: Sequence[str],
     given: dict[str, Stamp | None],
     budget: int,
 ) -> tuple[dict[str, Stamp | None], list[InstructionFile]]:
     """In a worker thread: stamp the files a history already gave (as they are now), then find the files
-    of the folders `touched` lies in that are not given."""
+    of `folders` that are not given."""
     for path in seen:
         given.setdefault(path, instructions.stamp_of(path))
-    return given, instructions.nested_files(touched, roots, given, budget)
+    return given, instructions.nested_files(folders, roots, given, budget)
 
 
-def _below_a_root_folder(path: str, roots: Sequence[str]) -> bool:
-    """Whether `path` may lie in a folder below a root (lexically: not a root, nor directly in one)."""
-    if path in roots or os.path.dirname(path) in roots:
-        return False
-    return instructions.root_of(path, roots) is not None
-
-
-def touched_paths(name: str, arguments: object, cwd: str) -> tuple[str, ...]:
-    """The paths a call works in, absolute: what its arguments name (see the module's docstring)."""
+def touched_folders(name: str, arguments: object, cwd: str, roots: Sequence[str]) -> list[str]:
+    """The folders below the roots a call works in (see the module's docstring), outermost first:
+    every folder between a root and a path its arguments name, that path included unless it names a
+    file (`file_path`). Lexical: what is no folder has no instructions file to find."""
     if not isinstance(arguments, Mapping):
-        return ()
+        return []
+    named: list[tuple[str, bool]] = []
     try:
-        if name == "glob":
-            return glob_tool.searched_paths(arguments, cwd)
-        if name == "grep":
-            return grep_tool.searched_paths(arguments, cwd)
-        return tuple(
-            resolve(value, cwd)
-            for key in _PATH_KEYS
-            if isinstance(value := arguments.get(key), str) and value and "\x00" not in value
-        )
+        if name in ("glob", "grep"):
+            search = glob_tool.searched_paths if name == "glob" else grep_tool.searched_paths
+            named = [(path, True) for path in search(arguments, cwd)]
+        else:
+            for key in _PATH_KEYS:
+                value = arguments.get(key)
+                if isinstance(value, str) and value and "\x00" not in value:
+                    named.append((resolve(value, cwd), key != "file_path"))
     except ValueError:  # a name no file can have; the call itself fails for it
-        return ()
+        return []
+    folders: list[str] = []
+    for path, itself in named:
+        for folder in instructions.folders_between(path, roots, itself=itself):
+            if folder not in folders:
+                folders.append(folder)
+    return sorted(folders, key=lambda folder: folder.count(os.sep))
 
 
 def folder_element(file: InstructionFile, roots: Sequence[str]) -> str:

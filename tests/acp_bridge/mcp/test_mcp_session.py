@@ -331,6 +331,7 @@ async def test_prompts_are_slash_commands_and_instructions_join_the_system_promp
     request = core.backend.requests[0]
     assert request.messages[-1] == UserMessage("Review pull request 42, focusing on everything.")
     assert "Prefer echo for greetings." in (request.system_prompt or "")
+    assert "The tools of the user's MCP servers are listed" in (request.system_prompt or "")  # as a group
     assert await session.prompt([{"type": "text", "text": "/bench:greet"}]) == "end_turn"
     assert "`/bench:greet` needs `name`" in core.channel.messages()
     assert len(core.backend.requests) == 1  # answered without the model

@@ -16,6 +16,7 @@ from acp_bridge.session import environment, instructions
 from acp_bridge.session.client_prompt import ClientSystemPrompt, read_client_prompt
 from acp_bridge.session.environment import parse_status, probe_environment
 from acp_bridge.session.instructions import MAX_FILE_BYTES, MAX_TOTAL_BYTES
+from acp_bridge.session.prompt_context import touched_folders
 from acp_bridge.session.system_prompt import (
     CODE_MODE_ONLY,
     MCP,
@@ -130,34 +131,45 @@ def test_changes_name_what_is_new_changed_and_removed(tmp_path: Path) -> None:
 
 def test_the_folders_a_path_lies_in_stop_at_its_root(tmp_path: Path) -> None:
     root = tmp_path / "ws"
-    (root / "a" / "b").mkdir(parents=True)
     roots = [str(root)]
-    assert instructions.folders_between(str(root / "a" / "b" / "f.py"), roots) == [
-        str(root / "a"),
-        str(root / "a" / "b"),
-    ]
-    assert instructions.folders_between(str(root / "a" / "b"), roots) == [
-        str(root / "a"),
-        str(root / "a" / "b"),
-    ]
-    assert instructions.folders_between(str(root / "f.py"), roots) == []
-    assert instructions.folders_between(str(tmp_path / "elsewhere" / "f.py"), roots) == []
-    assert instructions.folders_between(str(tmp_path / "ws-twin" / "x" / "f.py"), roots) == []
+    a, b = str(root / "a"), str(root / "a" / "b")
+    assert instructions.folders_between(str(root / "a" / "b" / "f.py"), roots, itself=False) == [a, b]
+    assert instructions.folders_between(b, roots, itself=True) == [a, b]
+    assert instructions.folders_between(b, roots, itself=False) == [a]
+    assert instructions.folders_between(str(root / "f.py"), roots, itself=False) == []
+    assert instructions.folders_between(str(root), roots, itself=True) == []
+    assert instructions.folders_between(str(tmp_path / "elsewhere" / "f.py"), roots, itself=False) == []
+    assert instructions.folders_between(str(tmp_path / "ws-twin" / "x"), roots, itself=True) == []
 
 
 def test_nested_files_skip_what_was_given_unless_it_changed(tmp_path: Path) -> None:
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "AGENTS.md").write_text("pkg rules")
-    touched = [str(tmp_path / "pkg" / "m.py")]
-    (found,) = instructions.nested_files(touched, [str(tmp_path)], {}, MAX_TOTAL_BYTES)
+    # A file looked in as a folder (a `path` argument may name either) simply has no instructions.
+    folders = [str(tmp_path / "pkg"), str(tmp_path / "pkg" / "AGENTS.md")]
+    (found,) = instructions.nested_files(folders, [str(tmp_path)], {}, MAX_TOTAL_BYTES)
     assert (found.folder, found.text) == (str(tmp_path / "pkg"), "pkg rules")
     given = {found.path: found.stamp}
-    assert instructions.nested_files(touched, [str(tmp_path)], given, MAX_TOTAL_BYTES) == []
+    assert instructions.nested_files(folders, [str(tmp_path)], given, MAX_TOTAL_BYTES) == []
     (tmp_path / "pkg" / "AGENTS.md").write_text("pkg rules, revised")
-    (again,) = instructions.nested_files(touched, [str(tmp_path)], given, MAX_TOTAL_BYTES)
+    (again,) = instructions.nested_files(folders, [str(tmp_path)], given, MAX_TOTAL_BYTES)
     assert again.text == "pkg rules, revised"
-    (spent,) = instructions.nested_files(touched, [str(tmp_path)], {}, 0)
+    (spent,) = instructions.nested_files(folders, [str(tmp_path)], {}, 0)
     assert spent.skipped == "the 64 KiB for instructions were used up"
+
+
+def test_the_folders_a_call_works_in(tmp_path: Path) -> None:
+    ws = str(tmp_path)
+    pkg, core = os.path.join(ws, "pkg"), os.path.join(ws, "pkg", "core")
+    assert touched_folders("read", {"file_path": "pkg/core/m.py"}, ws, [ws]) == [pkg, core]
+    assert touched_folders("read", {"file_path": "m.py"}, ws, [ws]) == []  # no thread hop for these
+    assert touched_folders("glob", {"pattern": "core/*.py", "path": "pkg"}, ws, [ws]) == [pkg, core]
+    assert touched_folders("grep", {"pattern": "x"}, ws, [ws]) == []
+    assert touched_folders("bash", {"command": "make", "workdir": "pkg"}, ws, [ws]) == [pkg]
+    assert touched_folders("mcp__fs__list", {"path": "pkg/core"}, ws, [ws]) == [pkg, core]
+    assert touched_folders("read", {"file_path": "/etc/passwd"}, ws, [ws]) == []
+    assert touched_folders("read", {"file_path": "bad\x00name"}, ws, [ws]) == []
+    assert touched_folders("read", "not an object", ws, [ws]) == []
 
 
 # --- the environment -----------------------------------------------------------------------------------

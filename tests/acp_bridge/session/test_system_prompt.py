@@ -148,31 +148,49 @@ async def test_a_folders_agents_md_reaches_the_model_once_after_a_call_works_the
     sub.mkdir(parents=True)
     (sub / "mod.py").write_text("x = 1\n")
     (workspace / "pkg" / "AGENTS.md").write_text("Packages use absolute imports.\n")
+    (sub / "AGENTS.md").write_text("The core has no I/O.\n")
+    read_mod = {"id": "c3", "name": "read", "arguments": {"file_path": "pkg/core/mod.py"}}
     server.enqueue(
         chat(tool_calls=[{"id": "c1", "name": "read", "arguments": {"file_path": "a.txt"}}]),
-        chat(tool_calls=[{"id": "c2", "name": "read", "arguments": {"file_path": "pkg/core/mod.py"}}]),
-        chat(tool_calls=[{"id": "c3", "name": "grep", "arguments": {"pattern": "x", "path": "pkg"}}]),
+        chat(tool_calls=[{"id": "c2", "name": "glob", "arguments": {"pattern": "*.py", "path": "pkg"}}]),
+        chat(tool_calls=[read_mod]),
+        chat(tool_calls=[{"id": "c4", "name": "grep", "arguments": {"pattern": "x", "path": "pkg/core"}}]),
         chat(text="Done."),
+        chat(tool_calls=[{**read_mod, "id": "c5"}]),  # the next turn works there again
+        chat(text="Same."),
     )
     bridge = await openai_bridge(bridges, server)
     await bridge.initialize_raw(NOTICES)
     session_id = await bridge.new_session(workspace)
     assert await bridge.prompt(session_id, "look around") == "end_turn"
+    assert await bridge.prompt(session_id, "once more") == "end_turn"
 
-    def given(index: int) -> list[str]:
-        marker = f'<project-instructions path="{workspace}/pkg/AGENTS.md"'
+    def given(index: int, folder: str) -> list[str]:
+        marker = f'<project-instructions path="{workspace}/{folder}/AGENTS.md"'
         return [m["content"] for m in sent_messages(server, index) if marker in str(m.get("content"))]
 
     assert "absolute imports" not in _system(server, 0)
-    assert given(1) == []  # a.txt is at the root: nothing more to follow
-    (message,) = given(2)  # after the read below pkg/: once, right after the call's result
+    assert given(1, "pkg") == []  # a.txt is at the root: no folder to follow
+    (message,) = given(2, "pkg")  # after the search in pkg/: right after the call's result
     assert "Packages use absolute imports." in message and "You are working in `pkg`" in message
-    roles = [m["role"] for m in sent_messages(server, 2)]
-    assert roles[-2:] == ["tool", "user"]
-    assert len(given(3)) == 1  # the grep in pkg/ adds nothing new
-    (notice,) = _notices(bridge, session_id)
-    assert notice["title"] == "Folder instructions added"
-    assert f"`{workspace}/pkg/AGENTS.md`, for work in `pkg`" in notice["description"]
+    assert [m["role"] for m in sent_messages(server, 2)][-2:] == ["tool", "user"]
+    assert given(2, "pkg/core") == []
+    # The read below pkg/core/ adds that folder's file, not pkg's again; the grep there adds nothing.
+    assert "The core has no I/O." in given(3, "pkg/core")[0]
+    for index in (3, 4, 6):  # nor the next turn's read there
+        assert (len(given(index, "pkg")), len(given(index, "pkg/core"))) == (1, 1)
+    pkg, core = _notices(bridge, session_id)
+    assert pkg["title"] == core["title"] == "Folder instructions added"
+    assert pkg["description"] == f"- `{workspace}/pkg/AGENTS.md`, for work in `pkg`"
+    assert core["description"] == f"- `{workspace}/pkg/core/AGENTS.md`, for work in `pkg/core`"
+    await bridge.stop()
+
+    # Resumed in another process, the session knows from its log what it was given.
+    server.enqueue(chat(tool_calls=[{**read_mod, "id": "c6"}]), chat(text="Still."))
+    again = await openai_bridge(bridges, server)
+    await again.request("session/resume", {"sessionId": session_id, "cwd": str(workspace), "mcpServers": []})
+    assert await again.prompt(session_id, "and again") == "end_turn"
+    assert (len(given(8, "pkg")), len(given(8, "pkg/core"))) == (1, 1)
 
 
 async def test_an_edit_between_turns_is_re_read_and_said(
