@@ -47,14 +47,13 @@ from acp_bridge.permissions.gate import AlwaysScopes
 from acp_bridge.permissions.policy import Decision, SessionPermissions
 from acp_bridge.permissions.rules_store import ProjectRules
 from acp_bridge.permissions.scope import Rule
-from acp_bridge.session import config_options
+from acp_bridge.session import config_options, init_command
 from acp_bridge.session.approvals import SessionApprovals
 from acp_bridge.session.commands import SlashCommands, compact_command
 from acp_bridge.session.compaction import Compactor
 from acp_bridge.session.config_options import SessionControls
 from acp_bridge.session.core_config import CoreConfig
 from acp_bridge.session.processes import SessionResources
-from acp_bridge.session import init_command
 from acp_bridge.session.prompt_blocks import Prompt, read_prompt
 from acp_bridge.session.prompt_context import INSTRUCTIONS_SERVICE, SessionContext
 from acp_bridge.session.prompt_slot import PromptSlot
