@@ -21,6 +21,7 @@ MODULES = {
     "mcp": "benchmarks.mcp_bench",
     "controls": "benchmarks.model_controls_bench",
     "code_mode": "benchmarks.code_mode_bench",
+    "background": "benchmarks.background_bench",
 }
 
 

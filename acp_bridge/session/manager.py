@@ -79,6 +79,7 @@ from acp_bridge.permissions.policy import (
 )
 from acp_bridge.permissions.rules_store import ProjectPermissions, ProjectRules
 from acp_bridge.session import config_options
+from acp_bridge.session.background import SessionBackground
 from acp_bridge.session.compaction import DEFAULT_COMPACT_AT, Compactor
 from acp_bridge.session.config_options import SessionControls
 from acp_bridge.session.processes import SessionResources
@@ -123,6 +124,7 @@ COMMANDS: tuple[tuple[str, str, str | None], ...] = (
     ("mode", "Show or switch the permission mode: default, accept_edits, plan, full_access", "mode id"),
     ("compact", "Summarize the older conversation to free context", "what the summary should focus on"),
     ("title", "Rename this session (as session/list shows it)", "new title"),
+    ("tasks", "List the background commands; /tasks kill ID stops one", "kill ID"),
 )
 
 
@@ -200,6 +202,8 @@ class Session:
         # Background processes and scratch files: per session id, so a reloaded session keeps its own.
         self.resources = manager.resources_of(session_id)
         services.update(self.resources.services)
+        # bg: the keeper of its background commands' cards (the turn's `background`).
+        self.background = SessionBackground(self, self.resources.background)
         self.agent = Agent(id=session_id, cwd=cwd, roots=roots, services=services)
         self._permissions: RecordedPermissions
         if manager.project_rules is not None:
@@ -588,6 +592,9 @@ class Session:
         if name == "permissions":
             self.send(mapping.agent_message_chunk(rules_store.describe(self._permissions)))
             return True
+        if name == "tasks":  # bg
+            self.send(mapping.agent_message_chunk(self.background.tasks(rest)))
+            return True
         if name == "forget":
             self.send(mapping.agent_message_chunk(self._forget(rest)))
             return True
@@ -819,6 +826,7 @@ class SessionManager:
             stopping.add_done_callback(self._stopping.discard)
         remove_stale_temps_soon(session.roots)  # a killed writer's temporary files (see fs_access)
         replayed = replay(session if replay_updates else _Unseen(session), log_events)
+        session.background.reopen(list(replayed.background), visible=replay_updates)  # bg
         session.turn_index = replayed.prompts
         session.compactor.count = replayed.compactions
         if replayed.permissions is not None:
@@ -904,6 +912,7 @@ class SessionManager:
         InvalidParams / ResourceNotFound as `get`."""
         session = self.get(session_id)
         await session.stop()
+        await session.background.close()  # bg: each command's end logged before the log is released
         if session.mcp is not None:
             await session.mcp.aclose()
         if self.sessions.get(session.id) is session:
