@@ -22,6 +22,7 @@ MODULES = {
     "controls": "benchmarks.model_controls_bench",
     "code_mode": "benchmarks.code_mode_bench",
     "prompt": "benchmarks.prompt_bench",
+    "background": "benchmarks.background_bench",
 }
 
 

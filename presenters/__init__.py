@@ -8,7 +8,9 @@ pre-execute listener that asks before a write or edit outside the session's root
 | `read`       | read.py    | generic, kind read     | read                    | parallel    |
 | `write`      | write.py   | diff (oldText None)*   | diff (applied hunks)    | exclusive   |
 | `edit`       | edit.py    | diff (the snippet)*    | diff (one hunk a site)  | exclusive   |
-| `bash`       | shell.py   | terminal               | terminal                | exclusive   |
+| `bash`       | shell.py   | terminal               | terminal**              | exclusive   |
+| `bash_output`| background_tools.py | generic, kind read | generic (new output) | parallel    |
+| `kill_bash`  | background_tools.py | generic, kind execute | generic           | exclusive   |
 | `grep`       | grep.py    | generic, kind search   | search, shape matches   | parallel    |
 | `glob`       | glob.py    | generic, kind search   | search, shape paths     | parallel    |
 | `web_fetch`  | web.py     | generic, kind fetch    | web, kind fetch         | parallel    |
@@ -17,6 +19,8 @@ pre-execute listener that asks before a write or edit outside the session's root
 
 * Before a permission question the host awaits the tool's `preview_call`: the same hunks as the result
 card, against the file as it is (`read` only pins the file the question is about; see `landing`).
+** With `run_in_background` the result card says the command runs on (`background`): the host keeps the
+card live until the command ends (`background.py`, the session's `services["background"]`).
 
 `run_code` (run_code.py: Code Mode, a TypeScript program calling the other tools from a Deno sandbox) is
 not in the table: a host registers it as its registry's transport (`register(..., transport=True)`).
@@ -35,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .ask_user import ask_user_tool
+    from .background_tools import bash_output_tool, kill_bash_tool
     from .builtin import build_tools
     from .edit import edit_tool
     from .fs_access import DiskFileAccess, FileAccess, TextDocument
@@ -53,6 +58,7 @@ __all__ = [
     "FileAccess",
     "TextDocument",
     "ask_user_tool",
+    "bash_output_tool",
     "bash_tool",
     "build_tools",
     "display_path",
@@ -60,6 +66,7 @@ __all__ = [
     "glob_tool",
     "grep_tool",
     "is_inside_roots",
+    "kill_bash_tool",
     "read_tool",
     "resolve",
     "todo_write_tool",
@@ -74,6 +81,7 @@ _HOME: dict[str, str] = {
     "FileAccess": "fs_access",
     "TextDocument": "fs_access",
     "ask_user_tool": "ask_user",
+    "bash_output_tool": "background_tools",
     "bash_tool": "shell",
     "build_tools": "builtin",
     "display_path": "paths",
@@ -81,6 +89,7 @@ _HOME: dict[str, str] = {
     "glob_tool": "glob",
     "grep_tool": "grep",
     "is_inside_roots": "paths",
+    "kill_bash_tool": "background_tools",
     "read_tool": "read",
     "resolve": "paths",
     "todo_write_tool": "plan",

@@ -8,6 +8,7 @@ from __future__ import annotations
 from registry_core import ToolDefinition
 
 from .ask_user import ask_user_tool
+from .background_tools import bash_output_tool, kill_bash_tool
 from .edit import edit_tool
 from .glob import glob_tool
 from .grep import Backend, grep_tool
@@ -38,6 +39,8 @@ def build_tools(
         write_tool(cwd=cwd),
         edit_tool(cwd=cwd),
         bash_tool(spill_dir=bash_spill_dir),
+        bash_output_tool(),
+        kill_bash_tool(),
         grep_tool(cwd=cwd, backend=grep_backend),
         glob_tool(cwd=cwd),
         web_fetch_tool(allow_private_network=allow_private_network),

@@ -20,9 +20,15 @@
   (`agent.services["processes"]`) stops them when the session ends.
 - A non-zero exit is a successful call whose value says so (the command ran; it failed): the card shows
   the exit code.
+- `run_in_background`: the command starts as any does, then the session's background commands
+  (`agent.services["background"]`, `background.py`) take it over and the call returns at once, its value
+  saying so (`background`, `bash_id`: this call's id). No timeout applies. Its result card is a
+  `TerminalResultView(background=True)`: the host keeps the card live until the command ends, and
+  completes it with the command's end (`BackgroundCommand.outcome`, drawn by this `present_result`).
 
 presentation_meta: {"command", "cwd", "exit_code", "signal", "output", "truncated", "full_output_path",
-"timed_out", "total_bytes", "spill_error"} (also on the TIMEOUT and IO_ERROR failures).
+"timed_out", "total_bytes", "spill_error", "background", "bash_id", "stopped_by"} (also on the TIMEOUT and
+IO_ERROR failures).
 
 Must not: hold more than the capped head/tail in memory, leave a process of the command running after a
 cancellation or timeout, stop draining the output while the command runs, or block the event loop.
@@ -31,14 +37,11 @@ cancellation or timeout, stop draining the output while the command runs, or blo
 from __future__ import annotations
 
 import asyncio
-import codecs
-import contextlib
 import os
 import signal
 import subprocess
-import tempfile
 from collections.abc import Callable
-from typing import IO, Any
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -51,20 +54,21 @@ from registry_core import (
     ToolError,
     ToolResult,
     ToolRunContext,
+    content_text,
     define_tool,
 )
 
+from .background import background_of
 from .cards import meta_field
 from .file_errors import os_error
+from .output_capture import HEAD_BYTES, Capture
+from .output_capture import TAIL_BYTES as TAIL_BYTES
 from .paths import display_path, resolve, session_cwd
 from .process_tree import Command, ProcessScope, scope_of
 from .runtime import scratch_of
-from .text_encoding import trim_partial_utf8
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000
-HEAD_BYTES = 16 * 1024
-TAIL_BYTES = 16 * 1024
 CHUNK = 64 * 1024
 DRAIN_GRACE_S = 0.25  # after the shell exits, how long output may still arrive before we stop reading
 
@@ -80,6 +84,13 @@ class BashArgs(BaseModel):
     workdir: str | None = Field(
         default=None, description="Directory to run in (default: the working directory; relative to it)."
     )
+    run_in_background: bool = Field(
+        default=False,
+        description=(
+            "Start the command and return at once (no timeout applies); its id is this call's id. Read its "
+            "new output with bash_output, stop it with kill_bash; you are told when it ends."
+        ),
+    )
 
 
 class BashValue(BaseModel):
@@ -93,102 +104,10 @@ class BashValue(BaseModel):
     timed_out: bool
     total_bytes: int
     spill_error: str | None = None
-
-
-def _trim_utf8_start(data: bytes) -> bytes:
-    """Skip continuation bytes a cut left at the start (a tail may begin mid-character)."""
-    skip = 0
-    while skip < min(3, len(data)) and data[skip] & 0xC0 == 0x80:
-        skip += 1
-    return data[skip:]
-
-
-class _Capture:
-    """Head and tail of the output for the model; everything, once it outgrows them, in a spill file."""
-
-    def __init__(self, spill_dir: Callable[[], str | None]) -> None:
-        self.head = bytearray()
-        self.tail = bytearray()  # bytearray drops from the front in O(1) amortised (CPython)
-        self.total = 0
-        self.spill: IO[bytes] | None = None
-        self.spill_path: str | None = None
-        self.spill_error: str | None = None  # why the full output could not be saved
-        self._spill_dir = spill_dir
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-
-    def feed(self, data: bytes) -> str:
-        """Record `data`; return its text for live progress. Never raises: a spill file that cannot be
-        written is dropped (`spill_error`) and the output keeps being drained."""
-        chunk = data
-        self.total += len(chunk)
-        if self.spill is None and self.spill_error is None and self.total > HEAD_BYTES + TAIL_BYTES:
-            # Nothing was dropped yet: head + tail still hold everything before this chunk.
-            self._open_spill()
-        if self.spill is not None:
-            try:
-                self.spill.write(chunk)
-            except OSError as exc:
-                self._spill_failed(exc)
-        room = HEAD_BYTES - len(self.head)
-        if room > 0:
-            self.head += chunk[:room]
-            chunk = chunk[room:]
-        if chunk:
-            self.tail += chunk
-            if len(self.tail) > TAIL_BYTES:
-                del self.tail[: len(self.tail) - TAIL_BYTES]
-        return self._decoder.decode(data)
-
-    def _open_spill(self) -> None:
-        try:
-            fd, self.spill_path = tempfile.mkstemp(
-                prefix="acp-bridge-bash-", suffix=".log", dir=self._spill_dir()
-            )
-            self.spill = os.fdopen(fd, "wb")
-            self.spill.write(self.head)
-            self.spill.write(self.tail)
-        except OSError as exc:
-            self._spill_failed(exc)
-
-    def _spill_failed(self, exc: OSError) -> None:
-        """The full output cannot be saved (ENOSPC, EIO, EFBIG...): delete the partial file (it would say
-        less than it claims, and holds the space the disk lacks) and keep only the head and tail."""
-        self.spill_error = exc.strerror or str(exc)
-        spill, self.spill = self.spill, None
-        if spill is not None:
-            with contextlib.suppress(OSError):
-                spill.close()  # flushing may fail the same way; the descriptor is closed anyway
-        if self.spill_path is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(self.spill_path)
-            self.spill_path = None
-
-    def flush(self) -> str:
-        return self._decoder.decode(b"", final=True)
-
-    def close(self) -> None:
-        if self.spill is not None:
-            try:
-                self.spill.close()
-            except OSError as exc:  # the last buffered bytes did not fit either
-                self._spill_failed(exc)
-
-    @property
-    def truncated(self) -> bool:
-        return self.total > HEAD_BYTES + TAIL_BYTES
-
-    def text(self) -> str:
-        if not self.truncated:
-            return (bytes(self.head) + bytes(self.tail)).decode("utf-8", "replace")
-        omitted = self.total - len(self.head) - len(self.tail)
-        head = trim_partial_utf8(bytes(self.head)).decode("utf-8", "replace")
-        tail = _trim_utf8_start(bytes(self.tail)).decode("utf-8", "replace")
-        where = (
-            f"the full output is in {self.spill_path}"
-            if self.spill_path is not None
-            else f"the full output could not be saved: {self.spill_error}"
-        )
-        return f"{head}\n\n[... {omitted} bytes omitted; {where} ...]\n\n{tail}"
+    # A background command (`run_in_background`): started, with this id; its end is reported later.
+    background: bool = False
+    bash_id: str | None = None
+    stopped_by: str | None = None
 
 
 async def _stop(command: Command, exited: asyncio.Future[int]) -> None:
@@ -211,12 +130,83 @@ async def _stop_unwatched(command: Command, spawn: asyncio.Future[asyncio.subpro
     await asyncio.shield(_stop(command, exited))
 
 
+async def _spawn(
+    command_text: str, workdir: str, command: Command
+) -> tuple[asyncio.subprocess.Process, int, asyncio.Future[asyncio.subprocess.Process]]:
+    """Start `bash -c COMMAND` in its own session, output on a pipe of ours: the shell (`command.started`
+    told), the pipe's read end (the caller's to close) and the spawn (for `_stop_unwatched`)."""
+    read_fd, write_fd = os.pipe()
+    try:
+        # Our own pipe, not asyncio's: asyncio's `wait()` would also wait for the pipe to close,
+        # which a background process can keep open forever; here exit and EOF are separate events.
+        spawn = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
+                "bash",
+                "-c",
+                command_text,
+                cwd=workdir,
+                stdin=subprocess.DEVNULL,
+                stdout=write_fd,
+                stderr=write_fd,
+                env=command.environment(),
+                start_new_session=True,  # its own session and process group
+            )
+        )
+        # Shielded: a cancel that lands while the process is being started must still find (and
+        # stop) it; an unshielded await would drop the process object and leave the command running.
+        proc = await asyncio.shield(spawn)
+    except OSError as exc:
+        os.close(read_fd)
+        raise os_error(exc, "bash", "run") from None
+    except asyncio.CancelledError:
+        os.close(read_fd)
+        await _stop_unwatched(command, spawn)
+        raise
+    finally:
+        os.close(write_fd)  # the children hold the only write ends: EOF comes when they are gone
+    command.started(proc.pid)
+    return proc, read_fd, spawn
+
+
+async def _start_in_background(
+    args: BashArgs, ctx: ToolRunContext, workdir: str, scope: ProcessScope, spill: Callable[[], str | None]
+) -> BashValue:
+    """`run_in_background`: start the command and hand it to the session's background commands, which
+    own it from then on (`background.py`); the call returns at once."""
+    background = background_of(ctx.agent)
+    if background is None:
+        raise ToolError(
+            "run_in_background is not available here (the host keeps no background commands). Run the "
+            "command in the foreground, or in the background with its output redirected to a file.",
+            code="UNAVAILABLE",
+        )
+    bash_id = ctx.call_id
+    background.admit(bash_id)
+    command = scope.command()
+    proc, read_fd, _spawned = await _spawn(args.command, workdir, command)
+    # No await from here on: once started, the command is the registry's, whatever happens to this call.
+    background.adopt(bash_id, args.command, workdir, command, proc, read_fd, scope=scope, spill_dir=spill)
+    return BashValue(
+        command=args.command,
+        cwd=workdir,
+        exit_code=None,
+        signal=None,
+        output="",
+        truncated=False,
+        full_output_path=None,
+        timed_out=False,
+        total_bytes=0,
+        background=True,
+        bash_id=bash_id,
+    )
+
+
 def _being_cancelled() -> bool:
     task = asyncio.current_task()
     return task is not None and task.cancelling() > 0
 
 
-async def _pump(stdout: asyncio.StreamReader, capture: _Capture, ctx: ToolRunContext) -> None:
+async def _pump(stdout: asyncio.StreamReader, capture: Capture, ctx: ToolRunContext) -> None:
     while chunk := await stdout.read(CHUNK):
         text = capture.feed(chunk)
         if text:
@@ -235,6 +225,11 @@ def _summary(value: BashValue) -> str:
 
 
 def _render(_args: BashArgs, value: BashValue) -> str:
+    if value.background:
+        return (
+            f"The command is running in the background with bash_id {value.bash_id!r}. Read its output "
+            "with bash_output, stop it with kill_bash; you will be told when it ends."
+        )
     output = value.output or "(no output)"
     return f"{output}{'' if output.endswith(chr(10)) else chr(10)}{_summary(value)}"
 
@@ -260,39 +255,13 @@ def bash_tool(*, spill_dir: str | None = None) -> ToolDefinition:
         loop = asyncio.get_running_loop()
         # Without a host scope the command's leftovers are nobody's (as a plain shell would leave them).
         scope = scope_of(ctx.agent) or ProcessScope()
-        command = scope.command()
         scratch = scratch_of(ctx.agent)
-        read_fd, write_fd = os.pipe()
-        try:
-            # Our own pipe, not asyncio's: asyncio's `wait()` would also wait for the pipe to close,
-            # which a background process can keep open forever; here exit and EOF are separate events.
-            spawn = asyncio.ensure_future(
-                asyncio.create_subprocess_exec(
-                    "bash",
-                    "-c",
-                    args.command,
-                    cwd=workdir,
-                    stdin=subprocess.DEVNULL,
-                    stdout=write_fd,
-                    stderr=write_fd,
-                    env=command.environment(),
-                    start_new_session=True,  # its own session and process group
-                )
-            )
-            # Shielded: a cancel that lands while the process is being started must still find (and
-            # stop) it; an unshielded await would drop the process object and leave the command running.
-            proc = await asyncio.shield(spawn)
-        except OSError as exc:
-            os.close(read_fd)
-            raise os_error(exc, "bash", "run") from None
-        except asyncio.CancelledError:
-            os.close(read_fd)
-            await _stop_unwatched(command, spawn)
-            raise
-        finally:
-            os.close(write_fd)  # the children hold the only write ends: EOF comes when they are gone
-        command.started(proc.pid)
-        capture = _Capture(scratch.path if scratch is not None else lambda: spill_dir)
+        spill = scratch.path if scratch is not None else lambda: spill_dir
+        if args.run_in_background:
+            return await _start_in_background(args, ctx, workdir, scope, spill)
+        command = scope.command()
+        proc, read_fd, spawn = await _spawn(args.command, workdir, command)
+        capture = Capture(spill)
         stdout = asyncio.StreamReader(limit=2 * CHUNK)
         try:
             transport, _ = await loop.connect_read_pipe(
@@ -374,6 +343,9 @@ def bash_tool(*, spill_dir: str | None = None) -> ToolDefinition:
         return TerminalCallView(title=args.command, description=args.description, cwd=args.workdir)
 
     def present_result(_args: BashArgs, result: ToolResult) -> TerminalResultView:
+        if meta_field(result.meta, "background", bool) and not result.is_error:
+            # Started: the card stays live, streaming, until the command ends (the host keeps it).
+            return TerminalResultView(output=content_text(result.content), background=True)
         output = meta_field(result.meta, "output", str)
         if output is None:  # no meta (an error before the command ran): show the message
             return TerminalResultView(output=result.error.message if result.error else None)
@@ -393,9 +365,11 @@ def bash_tool(*, spill_dir: str | None = None) -> ToolDefinition:
         description=(
             "Run a shell command (bash -c) in the working directory, or in workdir. stdout and stderr are "
             "merged; stdin is empty. Long output is cut to its start and end, with the full output saved "
-            "to a file whose path is given. Default timeout 120000 ms, at most 600000. A background job "
-            "with its output redirected keeps running until the session ends. Do not use it to read, "
-            "search or edit files when read, grep, glob or edit can."
+            "to a file whose path is given. Default timeout 120000 ms, at most 600000. With "
+            "run_in_background the call returns at once and the command runs on (a dev server, a long "
+            "build): bash_output reads its new output, kill_bash stops it, and you are told when it ends. "
+            "A job started with & and its output redirected keeps running until the session ends. Do not "
+            "use it to read, search or edit files when read, grep, glob or edit can."
         ),
         parameters=BashArgs,
         output=Output(type=BashValue, render=_render, presentation_meta=_meta),

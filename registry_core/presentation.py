@@ -143,6 +143,11 @@ class GenericResultView(_View):
 
 
 class TerminalResultView(_View):
+    """A command's end: its output, exit status and where its full output went. `background`: the call
+    returned but its command runs on (`bash` with `run_in_background`); a host that can keeps the card
+    live, streaming, until the command ends, and completes it then with the command's own end; one that
+    cannot completes it now, with `output` saying what happened."""
+
     card: Literal["terminal"] = "terminal"
     title: str | None = None
     output: str | None = None
@@ -150,6 +155,7 @@ class TerminalResultView(_View):
     signal: str | None = None
     # Where the full output went when `output` had to be capped (for the model and the user).
     full_output_path: str | None = None
+    background: bool = False
 
 
 class DiffResultView(_View):

@@ -1,10 +1,10 @@
 """The session log's records: what a session writes to its log, and what `session/load` reads back.
 
 A log is a header (`SessionHeader`) then one event per durable step of the conversation, in order:
-`UserPrompt`, `AssistantStep`, `CallCommitted`, `CallSettled`, `CodeDispatched`, `DeferredContext`,
-`PermissionsChanged`, `ConfigChanged` (model and effort), `UsageReported` (a response's usage and the cost
-so far), `Compacted` (the older conversation replaced by a summary, where it happened), and
-`SessionInfoChanged`.
+`UserPrompt`, `AssistantStep`, `CallCommitted`, `CallSettled`, `CodeDispatched`, `BackgroundEnded` (a
+command `bash` left running in the background ended), `DeferredContext`, `PermissionsChanged`,
+`ConfigChanged` (model and effort), `UsageReported` (a response's usage and the cost so far), `Compacted`
+(the older conversation replaced by a summary, where it happened), and `SessionInfoChanged`.
 Each record writes itself as the JSON object `store.py` appends as one line (`to_json`), and `decode`
 reads one back. The format is the one logs have always had on disk; a record never renames a key.
 
@@ -222,6 +222,25 @@ class CodeDispatched:
 
 
 @dataclass(frozen=True, slots=True)
+class BackgroundEnded:
+    """A command `bash` started in the background (`run_in_background`) ended: the durable end its card
+    completed with, as the tool draws it (its exit status, output, who stopped it). The call's own
+    `CallSettled` said only that it started; this comes later, maybe prompts later, and is logged before
+    the card completes."""
+
+    KIND: ClassVar[str] = "tool/background-end"
+
+    result: ToolResultEvent
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.result.to_json(), "type": self.KIND}
+
+    @staticmethod
+    def from_json(raw: Mapping[str, Any]) -> BackgroundEnded:
+        return BackgroundEnded(ToolResultEvent.from_json({**raw, "type": "tool/result"}))
+
+
+@dataclass(frozen=True, slots=True)
 class DeferredContext:
     """A context a step's result deferred to the model (a user message after the step's results)."""
 
@@ -396,6 +415,7 @@ LogEvent = (
     | CallCommitted
     | CallSettled
     | CodeDispatched
+    | BackgroundEnded
     | DeferredContext
     | PermissionsChanged
     | ConfigChanged
@@ -412,6 +432,7 @@ _READERS: dict[str, Callable[[Mapping[str, Any]], LogEvent]] = {
         CallCommitted,
         CallSettled,
         CodeDispatched,
+        BackgroundEnded,
         DeferredContext,
         PermissionsChanged,
         ConfigChanged,

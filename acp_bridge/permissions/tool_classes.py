@@ -19,7 +19,10 @@ DEFAULT_CLASSES: Mapping[str, ToolClass] = {
     "glob": "read",
     "write": "edit",
     "edit": "edit",
-    "bash": "execute",
+    "bash": "execute",  # `run_in_background` included: the same command, the same scope and rules
+    # They act only on the session's own background commands (read its output, stop one).
+    "bash_output": "safe",
+    "kill_bash": "safe",
     "web_fetch": "fetch",
     "todo_write": "safe",
     "ask_user": "safe",  # it only asks the user a question: nothing to approve first

@@ -30,7 +30,8 @@ COMMANDS: tuple[tuple[str, str, str | None], ...] = (
     ("mode", "Show or switch the permission mode: default, accept_edits, plan, full_access", "mode id"),
     ("compact", "Summarize the older conversation to free context", "what the summary should focus on"),
     ("title", "Rename this session (as session/list shows it)", "new title"),
-    init_command.COMMAND,  # prompt glue: `/init` asks the model for an AGENTS.md (init_command)
+    ("tasks", "List the background commands; /tasks kill ID stops one", "kill ID"),
+    init_command.COMMAND,  # `/init` asks the model for an AGENTS.md (init_command)
 )
 
 
@@ -40,8 +41,17 @@ def compact_command(text: str) -> str | None:
     return rest.strip() if name.strip() == "/compact" else None
 
 
+class BackgroundTasks(Protocol):
+    """The session's background commands as `/tasks` shows and stops them (`background.SessionBackground`)."""
+
+    def tasks(self, argument: str) -> str: ...
+
+
 class CommandsHost(Protocol):
     """What the commands act on (`session.Session` is one)."""
+
+    @property
+    def background(self) -> BackgroundTasks: ...
 
     @property
     def permissions(self) -> SessionPermissions: ...
@@ -77,6 +87,9 @@ class SlashCommands:
             return True
         if name == "forget":
             host.send(mapping.agent_message_chunk(self._forget(rest)))
+            return True
+        if name == "tasks":
+            host.send(mapping.agent_message_chunk(host.background.tasks(rest)))
             return True
         if name == "title":
             try:

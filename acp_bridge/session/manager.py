@@ -209,6 +209,7 @@ class SessionManager:
             stopping.add_done_callback(self._stopping.discard)
         remove_stale_temps_soon(session.roots)  # a killed writer's temporary files (see fs_access)
         replayed = replay(session if replay_updates else _Unseen(session), log_events)
+        session.background.reopen(list(replayed.background), visible=replay_updates)  # bg
         session.turn_index = replayed.prompts
         session.compactor.count = replayed.compactions
         if replayed.permissions is not None:
@@ -294,6 +295,7 @@ class SessionManager:
         InvalidParams / ResourceNotFound as `get`."""
         session = self.get(session_id)
         await session.stop()
+        await session.background.close()  # bg: each command's end logged before the log is released
         if session.mcp is not None:
             await session.mcp.aclose()
         if self.sessions.get(session.id) is session:

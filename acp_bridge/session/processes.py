@@ -6,9 +6,10 @@
   attributed (`presenters.process_tree`: the command's session and the token in its environment) and
   reaped. Elsewhere it does nothing.
 - `SessionResources`, one per session: its `ProcessScope` (what the session's commands left running in
-  the background) and its `ScratchDir` (the full output of long commands), given to the tools through
-  `agent.services`. `close()` stops the processes and deletes the directory: on `session/close` and
-  when the bridge shuts down.
+  the background), its `BackgroundCommands` (what `bash` runs with `run_in_background`) and its
+  `ScratchDir` (the full output of long commands), given to the tools through `agent.services`.
+  `close()` stops the background commands and the processes and deletes the directory: on
+  `session/close` and when the bridge shuts down.
 - `release_all()`, the last thing before the process exits, on every path (stdin EOF, SIGTERM, SIGHUP,
   the client gone, an exception): kills every descendant still running (with the subreaper, every
   process a tool ever started is one, even one that cleared its environment and left its session) and
@@ -32,6 +33,7 @@ import tempfile
 import time
 from collections import defaultdict
 
+from presenters.background import BACKGROUND_SERVICE, BackgroundCommands
 from presenters.process_tree import (
     KILL_GRACE_S,
     PROCESSES_SERVICE,
@@ -79,17 +81,26 @@ class SessionResources:
 
     def __init__(self) -> None:
         self.processes = ProcessScope()
+        self.background = BackgroundCommands()
         self.scratch = ScratchDir(parent=scratch_root, prefix="session-")
 
     @property
     def services(self) -> dict[str, object]:
-        return {PROCESSES_SERVICE: self.processes, SCRATCH_SERVICE: self.scratch}
+        return {
+            PROCESSES_SERVICE: self.processes,
+            BACKGROUND_SERVICE: self.background,
+            SCRATCH_SERVICE: self.scratch,
+        }
 
     async def close(self, grace: float = KILL_GRACE_S) -> None:
-        """Stop what the session's commands left running, then delete its scratch directory (a path the
-        model was given stops existing with the session)."""
+        """Stop the session's background commands (each end reported to its watcher) and what its commands
+        left running, then delete its scratch directory (a path the model was given stops existing with
+        the session)."""
         try:
-            await self.processes.stop(grace)
+            try:
+                await self.background.stop_all(grace=grace)
+            finally:
+                await self.processes.stop(grace)
         finally:
             self.scratch.remove()
 

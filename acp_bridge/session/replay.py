@@ -9,7 +9,9 @@ model choice and the usage the log ends with are handed back to the session, whi
 the conversation. A compaction rewrites the rebuilt history as it did live (`compaction.apply`), so the
 model gets the compacted context, and is shown where it happened. A program's nested calls (Code Mode
 sub-calls, `CodeDispatched`) get their own cards under the program's, and the program's card lists them,
-as live; they are no part of the model's history.
+as live; they are no part of the model's history. A call whose command ran on in the background (its
+result view says so) keeps its card open until its `BackgroundEnded` completes it, as live; the cards
+still open at the end are handed back (`Replayed.background`) for the session to reopen.
 
 Must not: run tools or the model again (not even a tool's `preview_call`: a stored card is the pure one),
 or trust the log blindly (an unreadable event is skipped, a call that never settled is closed as
@@ -27,6 +29,7 @@ from acp_bridge import mapping
 from acp_bridge.client.channel import ClientChannel, Update
 from acp_bridge.history.session_log import (
     AssistantStep,
+    BackgroundEnded,
     CallCommitted,
     CallSettled,
     CodeDispatched,
@@ -44,6 +47,7 @@ from acp_bridge.mapping import WireContext
 from acp_bridge.models import AssistantMessage, Message, ToolResultMessage, UserMessage
 from acp_bridge.models.images import result_images
 from acp_bridge.session import compaction
+from acp_bridge.turn.background import LiveCard, runs_on
 from acp_bridge.turn.presentable import Presentable
 from registry_core import CANCELLED, TextBlock, ToolFailureInfo, ToolResult, ToolScope, content_text, thaw
 from registry_core.presentation import CallViewT
@@ -95,6 +99,8 @@ class Replayed:
     compactions: int = 0
     info: SessionInfoChanged = field(default_factory=SessionInfoChanged)
     first_prompt: str | None = None
+    # The cards of background commands the log has no end for (`SessionBackground.reopen` takes them).
+    background: tuple[LiveCard, ...] = ()
 
 
 def replay(host: ReplayHost, events: Iterable[Mapping[str, Any]]) -> Replayed:
@@ -118,6 +124,7 @@ def replay(host: ReplayHost, events: Iterable[Mapping[str, Any]]) -> Replayed:
         player.compactions,
         player.info,
         player.first_prompt,
+        tuple(player.background.values()),
     )
 
 
@@ -158,6 +165,7 @@ class _Player:
         self.compactions = 0
         self.info = SessionInfoChanged()
         self.first_prompt: str | None = None
+        self.background: dict[str, LiveCard] = {}  # open cards of commands running on, by call id
 
     def feed(self, raw: Mapping[str, Any]) -> None:
         try:
@@ -179,6 +187,8 @@ class _Player:
                 self.call_settled(event)
             case CodeDispatched():
                 self.code_dispatched(event)
+            case BackgroundEnded():
+                self.background_ended(event)
             case DeferredContext():
                 self.step.contexts.append(UserMessage(event.text))
             case PermissionsChanged():
@@ -252,6 +262,12 @@ class _Player:
         )  # fmt: skip
         presentable = asked.presentable
         result_view = presentable.result_view(result) if presentable is not None else None
+        if runs_on(result_view):
+            # Its command ran on: the card stays open until the command's end (`background_ended`).
+            self.background[record.call_id] = LiveCard(
+                record.call_id, asked.name, asked.arguments, asked.view, host.wire, presentable, event.note
+            )
+            return
         updates = mapping.tool_call_completed(
             host.wire, record.call_id, asked.name, asked.arguments, asked.view, result, result_view,
             note=event.note,
@@ -282,6 +298,13 @@ class _Player:
         completed = mapping.tool_call_completed(
             host.wire, record.call_id, record.name, arguments, view, result, result_view, note=event.note
         )
+        if runs_on(result_view):
+            # Its command ran on: the card stays open until the command's end (`background_ended`).
+            completed = []
+            self.background[record.call_id] = LiveCard(
+                record.call_id, record.name, arguments, view, host.wire, presentable, event.note,
+                record.parent_call_id,
+            )  # fmt: skip
         title = ""
         locations: list[mapping.Location] = []
         card_updates: list[mapping.ToolCallStart | mapping.ToolCallProgress] = [started, *completed]
@@ -299,6 +322,22 @@ class _Player:
                 program.nested, mapping.merged_locations(*program.nested_locations),
             )
         )  # fmt: skip
+
+    def background_ended(self, event: BackgroundEnded) -> None:
+        """A background command's end: complete its card from it, as live. An end whose card is not open
+        (no readable call started it) is passed over."""
+        host, record = self.host, event.result
+        card = self.background.pop(record.call_id, None)
+        if card is None:
+            log.warning("session %s: end of an unknown background command %s", host.id, record.call_id)
+            return
+        result = record.to_result()
+        result_view = card.presentable.result_view(result) if card.presentable is not None else None
+        updates = mapping.tool_call_completed(
+            card.wire, card.call_id, card.name, card.arguments, card.view, result, result_view, note=card.note
+        )
+        for update in updates:
+            host.send(mapping.with_parent(update, card.parent_id) if card.parent_id is not None else update)
 
     def end_step(self) -> None:
         """Answer the step's calls in the order they were asked: with their logged results, or, for a call

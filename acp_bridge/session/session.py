@@ -49,6 +49,7 @@ from acp_bridge.permissions.rules_store import ProjectRules
 from acp_bridge.permissions.scope import Rule
 from acp_bridge.session import config_options, init_command
 from acp_bridge.session.approvals import SessionApprovals
+from acp_bridge.session.background import SessionBackground
 from acp_bridge.session.commands import SlashCommands, compact_command
 from acp_bridge.session.compaction import Compactor
 from acp_bridge.session.config_options import SessionControls
@@ -153,6 +154,8 @@ class Session:
         # Background processes and scratch files: per session id, so a reloaded session keeps its own.
         self.resources = manager.resources_of(session_id)
         services.update(self.resources.services)
+        # The keeper of its background commands' cards (the turn's `background`).
+        self.background = SessionBackground(self, self.resources.background)
         # prompt glue: the system prompt and folder instructions of this session (prompt_context).
         self.context = SessionContext(self)
         services[INSTRUCTIONS_SERVICE] = self.context

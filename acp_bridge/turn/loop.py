@@ -59,6 +59,7 @@ from acp_bridge.models import (
 )
 from acp_bridge.models.images import result_images, without_images
 from acp_bridge.permissions.policy import Decision, SessionPermissions
+from acp_bridge.turn.background import BackgroundCards, LiveCard, runs_on
 from acp_bridge.turn.live_output import LiveOutput
 from acp_bridge.turn.presentable import Presentable
 from registry_core import (
@@ -143,6 +144,11 @@ class TurnHost(Protocol):
     @property
     def mcp(self) -> SessionServers | None:
         """The session's MCP servers, or None when it has none."""
+        ...
+
+    @property
+    def background(self) -> BackgroundCards | None:
+        """The keeper of cards whose commands run on after their result (`turn.background`), if any."""
         ...
 
     def model_schemas(self) -> list[dict[str, Any]]:
@@ -341,6 +347,10 @@ class Turn:
                 await host.compact(self.history, self.controller.signal)
                 if self.cancelled:
                     return "cancelled"
+                # bg: background commands that ended unseen are told to the model before its step.
+                for note in host.background.end_notes() if host.background is not None else ():
+                    self.history.append(UserMessage(note))
+                    self._record(DeferredContext(note))
                 model, effort = host.model_choice()
                 if registry.tools_version != tools_version:
                     # A tool came or went (an MCP server's list changed): the next step sees the new list.
@@ -749,6 +759,8 @@ class Turn:
         result_view: ResultViewT | None = _stopped_terminal_view(state, durable)
         if result_view is None and presentable is not None:
             result_view = presentable.result_view(durable)
+        if runs_on(result_view) and self._hand_over(state):
+            return  # bg: its command runs on; the card stays live in its session's keeper
         updates = mapping.tool_call_completed(
             state.wire,
             state.call_id,
@@ -764,6 +776,19 @@ class Turn:
         plan = mapping.plan_from_result(durable)
         if plan is not None:
             self._send(plan)
+
+    def _hand_over(self, state: CallState) -> bool:
+        """bg: hand a card whose command runs on to the host's keeper (False: it keeps none)."""
+        keeper = self.host.background
+        card = LiveCard(
+            state.call_id, state.name, state.arguments, state.view, state.wire, state.presentable,
+            state.note, state.parent_id,
+        )  # fmt: skip
+        if keeper is None or not keeper.keep_live(card):
+            return False
+        if state.parent_id is not None:
+            self._nested_moved(state)
+        return True
 
     def _send_final(self, state: CallState, updates: Sequence[Update]) -> None:
         updates = list(updates)

@@ -17,7 +17,8 @@ def test_the_table_names_schemas_and_execution_modes() -> None:
         registry.register(tool)
 
     assert registry.names() == [
-        "read", "write", "edit", "bash", "grep", "glob", "web_fetch", "todo_write", "ask_user",
+        "read", "write", "edit", "bash", "bash_output", "kill_bash", "grep", "glob", "web_fetch",
+        "todo_write", "ask_user",
     ]  # fmt: skip
     modes = {
         "read": {"file_path": "a"},
@@ -27,6 +28,8 @@ def test_the_table_names_schemas_and_execution_modes() -> None:
         "write": {"file_path": "a", "content": ""},
         "edit": {"file_path": "a", "old_string": "a", "new_string": "b"},
         "bash": {"command": "true"},
+        "bash_output": {"bash_id": "b1"},
+        "kill_bash": {"bash_id": "b1"},
     }
     assert {name: registry.execution_mode(name, args) for name, args in modes.items()} == {
         "read": "parallel",
@@ -36,13 +39,18 @@ def test_the_table_names_schemas_and_execution_modes() -> None:
         "write": "exclusive",
         "edit": "exclusive",
         "bash": "exclusive",
+        "bash_output": "parallel",
+        "kill_bash": "exclusive",
     }
     schemas = {s["name"]: s["parameters"] for s in registry.schemas()}
     assert {"-i", "-n", "-A", "-B", "-C", "head_limit", "output_mode", "glob", "path", "pattern"} <= set(
         schemas["grep"]["properties"]
     )
     assert schemas["edit"]["required"] == ["file_path", "old_string", "new_string"]
-    assert set(schemas["bash"]["properties"]) == {"command", "description", "timeout", "workdir"}
+    assert set(schemas["bash"]["properties"]) == {
+        "command", "description", "timeout", "workdir", "run_in_background",
+    }  # fmt: skip
+    assert schemas["bash_output"]["required"] == schemas["kill_bash"]["required"] == ["bash_id"]
 
 
 def test_importing_one_module_of_the_package_loads_no_tool_and_no_pydantic() -> None:

@@ -21,6 +21,7 @@ import pytest
 from acp_bridge.client.channel import ClientCapabilities, PermissionOutcome
 from acp_bridge.history.session_log import (
     AssistantStep,
+    BackgroundEnded,
     CallCommitted,
     CallSettled,
     DeferredContext,
@@ -242,6 +243,8 @@ def test_each_record_round_trips_through_its_stored_form() -> None:
         CallCommitted("c3", "write", "Created b.txt.", snapshot({"path": "/w/b.txt", "hunks": []})),
         CallSettled(result, "Allowed by your session rule."),
         CallSettled(result),
+        BackgroundEnded(ToolResultEvent("b1", "bash", (TextBlock("Background command b1 exited."),), False,
+                                        None, snapshot({"exit_code": 0, "output": "ok\n"}))),
         DeferredContext("remember this"),
         PermissionsChanged("plan", ({"allow": True, "scope": {"tool": "todo_write", "kind": "tool"}},)),
     ]  # fmt: skip
