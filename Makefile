@@ -21,7 +21,7 @@ test: lint types test-python test-extension
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml uv.lock scripts/setup.sh scripts/find-python.sh scripts/system-deps.sh
+$(STAMP): pyproject.toml uv.lock scripts/setup.sh scripts/find-python.sh scripts/system-deps.sh scripts/editor-clients.sh
 	PY="$(PY)" bash scripts/setup.sh
 	bash scripts/system-deps.sh
 	touch $(STAMP)

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import editor_clients
+
 from .conftest import REPO
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -137,3 +139,53 @@ def test_the_neovim_recipe_shows_the_agents_reply_to_the_user(tmp_path: Path) ->
     assert any(REPLY in text for text in report["floats"]), report["floats"]
     assert f"acp-bridge: {REPLY} [end_turn]" in report["messages"], report["messages"]
     assert "acp-bridge: Read notes.md" in report["messages"], report["messages"]
+
+
+# The Neovim 0.10+ recipe of the same page, run in Neovim 0.11 (from PyPI: scripts/editor-clients.sh) through
+# the whole scenario of tests/support/editor_clients.py: a read, an approved edit, a rejected edit, a command
+# with output, the reply; the approvals answered as a vim.ui.select plugin answers them
+# (tests/clients/nvim_lsp_harness.lua).
+MARKER_010 = "<!-- recipe: neovim-0.10"
+
+
+def test_the_neovim_0_10_recipe_uses_what_neovim_0_10_has() -> None:
+    recipe = editor_clients.page_block(PAGE, MARKER_010, "lua")
+    assert "vim.lsp.start(" in recipe and "vim.lsp.get_clients(" in recipe
+    assert "vim.lsp.start_client(" not in recipe  # deprecated in 0.11
+    assert recipe.count(MODEL_IN_RECIPE) == 1
+
+
+def test_the_neovim_0_10_recipe_in_neovim_0_11(tmp_path: Path) -> None:
+    nvim = editor_clients.neovim_011()
+    scene = editor_clients.new_scene(tmp_path)
+    recipe = editor_clients.page_block(PAGE, MARKER_010, "lua").replace(MODEL_IN_RECIPE, json.dumps(scene.model))
+    (tmp_path / "init.lua").write_text(recipe, encoding="utf-8")
+    env = editor_clients.editor_env(scene, ACP_TEST_FILE=editor_clients.APPROVED_FILE)
+    harness = editor_clients.CLIENTS / "nvim_lsp_harness.lua"
+    report = editor_clients.run_editor(
+        [str(nvim), "--headless", "-n", "-i", "NONE", "--noplugin", "-u", str(tmp_path / "init.lua"),
+         "-c", f"luafile {harness}"],
+        scene,
+        env,
+    )  # fmt: skip
+    scene.assert_no_bridge_left()
+    assert report["ok"], f"{report['error']}\n{report['messages']}\n{report['stderr'][-2000:]}"
+    assert str(report["version"]).startswith("0.11."), report["version"]
+    # The reply, in the float.
+    assert any(editor_clients.REPLY in text and "_end_turn_" in text for text in report["floats"]), report
+    # Asked twice for edits (the rejected one names its file) and once for the command.
+    prompts = report["prompts"]
+    assert [p["answer"] for p in prompts] == ["Allow once", "Reject", "Allow once"], prompts
+    assert editor_clients.APPROVED_FILE in prompts[0]["prompt"], prompts
+    assert editor_clients.REJECTED_FILE in prompts[1]["prompt"], prompts
+    assert "printf" in prompts[2]["prompt"], prompts
+    assert {"Allow once", "Always allow", "Reject", "Always reject"} <= set(prompts[0]["choices"]), prompts
+    # The approved edit is in the buffer (the editor's, unsaved); the rejected one is nowhere.
+    assert report["buffers"][editor_clients.APPROVED_FILE] + "\n" == editor_clients.APP_EDITED, report["buffers"]
+    assert "REJECTED" not in report["buffers"].get(editor_clients.REJECTED_FILE, ""), report["buffers"]
+    assert (scene.workspace / editor_clients.REJECTED_FILE).read_text() == editor_clients.NOTES
+    # Each tool call was a progress (the statusline's text): the command's output among them.
+    progress = report["progress"]
+    titles = [p.get("title") or "" for p in progress if p["kind"] == "begin"]
+    assert any("notes.md" in t for t in titles) and any("printf" in t for t in titles), progress
+    assert any(editor_clients.BASH_OUTPUT in (p.get("message") or "") for p in progress), progress
