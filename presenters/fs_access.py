@@ -175,12 +175,31 @@ async def load_document(
         landing = Landing(roots_of(agent))
     read = await editor_read(agent, path, display, landing)
     if read.text is not None:
-        return TextDocument(path, read.text, source="editor")
+        text = read.text
+        if text and not text.endswith("\n"):
+            text += await run_blocking(lambda _stop: _final_newline_on_disk(path, landing))
+        return TextDocument(path, text, source="editor")
     try:
         doc: TextDocument | None = await run_blocking(lambda _stop: load_from_disk(path, display, landing))
     except ToolError as exc:
         raise with_refusal(exc, read.refusal) from None
     return doc
+
+
+def _final_newline_on_disk(path: str, landing: Landing) -> str:
+    """The line ending that ends the file on disk ("\\n", "\\r\\n"), or "" (none, or no readable file).
+
+    An editor that keeps a buffer as lines (Neovim's, so its ACP plugins' `fs/read_text_file`, e.g.
+    agentic.nvim) answers the text without the final newline, which it keeps as a flag and writes back
+    on save; an edit made on that text and written back would drop the file's final newline. The disk
+    file's own final newline is put back instead (an editor buffer that really lost it, unsaved, gets it
+    back: the lesser harm)."""
+    doc = _load_quiet(path, landing)
+    if doc is None:
+        return ""
+    if doc.text.endswith("\r\n"):
+        return "\r\n"
+    return "\n" if doc.text.endswith("\n") else ""
 
 
 def _default_mode() -> int:

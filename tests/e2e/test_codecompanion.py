@@ -54,7 +54,9 @@ def run_codecompanion(tmp_path: Path, *, verbose: bool) -> tuple[ec.Scene, dict[
         ec.editor_env(scene),
     )  # fmt: skip
     scene.assert_no_bridge_left()
-    assert report["ok"], f"{report['error']}\n{report['chat']}\n{report['messages']}\n{report['stderr'][-2000:]}"
+    assert report["ok"], (
+        f"{report['error']}\n{report['chat']}\n{report['messages']}\n{report['stderr'][-2000:]}"
+    )
     return scene, report
 
 
@@ -72,7 +74,9 @@ def assert_the_common_view(scene: ec.Scene, report: dict[str, Any]) -> str:
     # Two edits asked with their diff in the chat, the first accepted, the second rejected; a command asked.
     answers = report["answers"]
     assert [a["key"] for a in answers] == ["g2", "g3", "g2"], answers
-    assert "Proposed edits for `app.py`" in answers[0]["question"] and "+    return 42" in answers[0]["question"]
+    assert (
+        "Proposed edits for `app.py`" in answers[0]["question"] and "+    return 42" in answers[0]["question"]
+    )
     assert "Proposed edits for `notes.md`" in answers[1]["question"] and "+REJECTED" in answers[1]["question"]
     assert f"Execute: {ec.BASH_COMMAND}" in answers[2]["question"], answers[2]
     assert chat.count("You selected: Accept") == 2 and chat.count("You selected: Reject") == 1, chat

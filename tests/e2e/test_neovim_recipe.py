@@ -158,7 +158,9 @@ def test_the_neovim_0_10_recipe_uses_what_neovim_0_10_has() -> None:
 def test_the_neovim_0_10_recipe_in_neovim_0_11(tmp_path: Path) -> None:
     nvim = editor_clients.neovim_011()
     scene = editor_clients.new_scene(tmp_path)
-    recipe = editor_clients.page_block(PAGE, MARKER_010, "lua").replace(MODEL_IN_RECIPE, json.dumps(scene.model))
+    recipe = editor_clients.page_block(PAGE, MARKER_010, "lua").replace(
+        MODEL_IN_RECIPE, json.dumps(scene.model)
+    )
     (tmp_path / "init.lua").write_text(recipe, encoding="utf-8")
     env = editor_clients.editor_env(scene, ACP_TEST_FILE=editor_clients.APPROVED_FILE)
     harness = editor_clients.CLIENTS / "nvim_lsp_harness.lua"
@@ -181,7 +183,9 @@ def test_the_neovim_0_10_recipe_in_neovim_0_11(tmp_path: Path) -> None:
     assert "printf" in prompts[2]["prompt"], prompts
     assert {"Allow once", "Always allow", "Reject", "Always reject"} <= set(prompts[0]["choices"]), prompts
     # The approved edit is in the buffer (the editor's, unsaved); the rejected one is nowhere.
-    assert report["buffers"][editor_clients.APPROVED_FILE] + "\n" == editor_clients.APP_EDITED, report["buffers"]
+    assert report["buffers"][editor_clients.APPROVED_FILE] + "\n" == editor_clients.APP_EDITED, report[
+        "buffers"
+    ]
     assert "REJECTED" not in report["buffers"].get(editor_clients.REJECTED_FILE, ""), report["buffers"]
     assert (scene.workspace / editor_clients.REJECTED_FILE).read_text() == editor_clients.NOTES
     # Each tool call was a progress (the statusline's text): the command's output among them.

