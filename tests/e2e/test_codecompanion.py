@@ -3,7 +3,7 @@ scripts/editor-clients.sh) with CodeCompanion and plenary.nvim at their pinned c
 (tests/clients/plugins.txt, fetched by scripts/client-plugins.sh), the recipe read from the page at its
 marker, the checkout's `acp-bridge serve` on the scripted model. tests/clients/codecompanion_harness.lua opens
 the chat, sends the prompt, answers the approvals with the chat's own keys and reports what the chat buffer
-shows. The scenario (tests/support/editor_clients.py): a read, an approved edit, a rejected edit, a `bash`
+shows. The scenario (tests/e2e/editor_clients.py): a read, an approved edit, a rejected edit, a `bash`
 with output, the reply; then Neovim quits and no bridge may be left.
 
 The recipe's only changes are the ones its page tells a user with the command installed (`acp-bridge` for
@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import editor_clients as ec
+from . import editor_clients as ec
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -1,6 +1,6 @@
 """The Emacs recipes of docs/editors/emacs.md in Emacs 29+ (Debian's; bookworm's backports for 30.1:
 scripts/editor-clients.sh), each read from the page at its marker, the checkout's `acp-bridge` on the
-scripted model, through the scenario of tests/support/editor_clients.py (a read, an approved edit, a
+scripted model, through the scenario of tests/e2e/editor_clients.py (a read, an approved edit, a
 rejected edit, a `bash` with output, the reply); then Emacs quits and no bridge may be left.
 
 eglot (built into Emacs 29+) runs the LSP recipe: tests/clients/eglot_harness.el visits a text file,
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import editor_clients as ec
+from . import editor_clients as ec
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -2,8 +2,11 @@
 headless with the recipe as its init file, read from that page at its marker so the two cannot drift apart;
 a file of a temporary workspace is opened, which starts the bridge's LSP face (the checkout's `acp-bridge`,
 on a scripted model); `:Agent <prompt>` is sent, and the reply must reach the user: the floating window and
-the message history. The only change to the recipe is the model: the built-in script instead of
-`openai:deepseek-chat`, so the test needs no network and no key."""
+the message history; once Neovim quits, no bridge is left. The only change to the recipe is the model: the
+script instead of `openai:deepseek-chat`, so the test needs no network and no key.
+
+The Neovim 0.10+ recipe runs below in Neovim 0.11, through the whole scenario of
+tests/e2e/editor_clients.py."""
 
 from __future__ import annotations
 
@@ -17,8 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import editor_clients
-
+from . import editor_clients
 from .conftest import REPO
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -133,6 +135,8 @@ def test_the_neovim_recipe_shows_the_agents_reply_to_the_user(tmp_path: Path) ->
         timeout=NVIM_TIMEOUT_S,
         check=False,
     )  # fmt: skip
+    # Neovim has quit: the bridge it started (its command line names the script) must be gone too.
+    editor_clients.Scene(root=tmp_path, workspace=workspace, script=script).assert_no_bridge_left()
     assert report_path.exists(), f"Neovim wrote no report (exit {done.returncode}): {done.stderr[-2000:]}"
     report = json.loads(report_path.read_text(encoding="utf-8"))
     assert report["ok"], f"{report['error']}\n{report['messages']}\n{done.stderr[-2000:]}"
@@ -142,7 +146,7 @@ def test_the_neovim_recipe_shows_the_agents_reply_to_the_user(tmp_path: Path) ->
 
 
 # The Neovim 0.10+ recipe of the same page, run in Neovim 0.11 (from PyPI: scripts/editor-clients.sh) through
-# the whole scenario of tests/support/editor_clients.py: a read, an approved edit, a rejected edit, a command
+# the whole scenario of tests/e2e/editor_clients.py: a read, an approved edit, a rejected edit, a command
 # with output, the reply; the approvals answered as a vim.ui.select plugin answers them
 # (tests/clients/nvim_lsp_harness.lua).
 MARKER_010 = "<!-- recipe: neovim-0.10"
@@ -193,3 +197,4 @@ def test_the_neovim_0_10_recipe_in_neovim_0_11(tmp_path: Path) -> None:
     titles = [p.get("title") or "" for p in progress if p["kind"] == "begin"]
     assert any("notes.md" in t for t in titles) and any("printf" in t for t in titles), progress
     assert any(editor_clients.BASH_OUTPUT in (p.get("message") or "") for p in progress), progress
+    assert any(p["kind"] == "end" and "rejected" in (p.get("message") or "") for p in progress), progress

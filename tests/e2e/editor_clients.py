@@ -1,5 +1,5 @@
-"""What the tests that drive a real editor client share (tests/e2e/test_neovim_*.py, test_codecompanion.py,
-test_agentic_nvim.py, test_emacs_*.py): where the editors and the plugins are, the one scenario every client
+"""What the tests that drive a real editor client share (test_neovim_recipe.py, test_codecompanion.py,
+test_agentic_nvim.py, test_emacs.py): where the editors and the plugins are, the one scenario every client
 plays (a prompt, a read, an approved edit, a rejected edit, a `bash` with output, a reply) as a script of
 the scripted model, the environment an editor runs in, and the check that no bridge outlives the editor.
 
