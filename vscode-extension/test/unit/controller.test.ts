@@ -6,12 +6,12 @@ import { build } from "esbuild";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import * as vscode from "vscode";
 import { TerminalManager } from "../../src/acp/terminals";
-import { type ControllerDeps, type KeyValueStore, SessionController } from "../../src/controller";
-import { SessionArchive } from "../../src/sessionArchive";
-import { PermissionBroker } from "../../src/permissions";
-import { QuestionBroker } from "../../src/questions";
-import { pickHistory } from "../../src/pickers";
-import { SessionStore } from "../../src/store";
+import { type ControllerDeps, type KeyValueStore, SessionController } from "../../src/session/controller";
+import { SessionArchive } from "../../src/session/sessionArchive";
+import { PermissionBroker } from "../../src/review/permissions";
+import { QuestionBroker } from "../../src/review/questions";
+import { pickHistory } from "../../src/session/pickers";
+import { SessionStore } from "../../src/session/store";
 
 vi.mock("vscode", async () => (await import("jest-mock-vscode")).createVSCodeMock(vi));
 

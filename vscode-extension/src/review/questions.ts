@@ -5,8 +5,8 @@
  * (URL elicitation, which this client does not advertise) are declined.
  */
 import type { CreateElicitationRequest, CreateElicitationResponse } from "@agentclientprotocol/sdk";
-import type { ContentValue } from "../shared/elicitation";
-import type { SessionStore } from "./store";
+import type { ContentValue } from "../../shared/elicitation";
+import type { SessionStore } from "../session/store";
 
 export class QuestionBroker {
   private readonly pending = new Map<string, (r: CreateElicitationResponse) => void>();

@@ -2,9 +2,9 @@
  * An agent that would not start, or stopped, described so the user can act: what happened in one
  * sentence, the agent's own last words kept whole (the cause), what to do about it, and the setting that
  * decides it. The known cases are the built-in bridge's: a Python without acp_bridge, a Python that is
- * not there; both offer to install the bridge (src/bridgeInstall.ts). Pure (no vscode): unit-tested.
+ * not there; both offer to install the bridge (src/install/bridgeInstall.ts). Pure (no vscode): unit-tested.
  */
-import type { FailureView } from "../shared/state";
+import type { FailureView } from "../../shared/state";
 
 export interface FailureInput {
   agentName: string;

@@ -15,12 +15,12 @@
  */
 import * as path from "node:path";
 import * as vscode from "vscode";
-import type { ToolCallContent } from "../shared/acp";
-import { isAwaiting } from "../shared/cardView";
-import { type EditBlock, editBlocksFor, editFile } from "../shared/fileEdits";
-import type { ToolCard } from "../shared/state";
+import type { ToolCallContent } from "../../shared/acp";
+import { isAwaiting } from "../../shared/cardView";
+import { type EditBlock, editBlocksFor, editFile } from "../../shared/fileEdits";
+import type { ToolCard } from "../../shared/state";
 import type { PermissionBroker } from "./permissions";
-import type { SessionStore } from "./store";
+import type { SessionStore } from "../session/store";
 
 export const DIFF_SCHEME = "acp-diff";
 export const REVIEW_SCHEME = "acp-review";

@@ -6,9 +6,9 @@
  * anywhere, so it can close. A cancelled turn (or an agent-side `$/cancel_request`) answers `cancelled`.
  * A rejection may carry the user's reason, sent as `_meta.feedback` on the selected outcome.
  */
-import type { PermissionOption, RequestPermissionRequest, RequestPermissionResponse } from "../shared/acp";
-import { shortLabel } from "../shared/cardView";
-import type { SessionStore } from "./store";
+import type { PermissionOption, RequestPermissionRequest, RequestPermissionResponse } from "../../shared/acp";
+import { shortLabel } from "../../shared/cardView";
+import type { SessionStore } from "../session/store";
 
 /** A question as a notification shows it. */
 export interface ApprovalPrompt {

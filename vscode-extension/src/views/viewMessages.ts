@@ -1,15 +1,15 @@
 /** Routes messages from the Agent webview to the controller, the permission broker and the editors. */
 import * as vscode from "vscode";
-import type { HostToWebview, WebviewToHost } from "../shared/protocol";
-import { findWorkspaceFiles, pickAttachments } from "./attach";
-import { mentionBlock } from "./attachments";
-import type { SessionController } from "./controller";
-import { errorText } from "./controller";
-import type { EditViews } from "./editViews";
-import type { PermissionBroker } from "./permissions";
-import type { QuestionBroker } from "./questions";
-import { pickHistory } from "./pickers";
-import type { SessionStore } from "./store";
+import type { HostToWebview, WebviewToHost } from "../../shared/protocol";
+import { findWorkspaceFiles, pickAttachments } from "../prompt/attach";
+import { mentionBlock } from "../prompt/attachments";
+import type { SessionController } from "../session/controller";
+import { errorText } from "../session/controller";
+import type { EditViews } from "../review/editViews";
+import type { PermissionBroker } from "../review/permissions";
+import type { QuestionBroker } from "../review/questions";
+import { pickHistory } from "../session/pickers";
+import type { SessionStore } from "../session/store";
 
 export interface Routes {
   controller: SessionController;

@@ -4,7 +4,7 @@
  * first). A terminal whose process exits is closed by VS Code, which is when its exit status is known.
  */
 import * as vscode from "vscode";
-import type { LoginInvocation } from "./acp/auth";
+import type { LoginInvocation } from "../acp/auth";
 
 export type RunInTerminal = (inv: LoginInvocation, title: string) => Promise<number | undefined>;
 

@@ -1,6 +1,6 @@
 /** The agent's `notice` session updates as toasts: live advice, at the severity the agent gives. */
 import * as vscode from "vscode";
-import type { SessionUpdate } from "../shared/acp";
+import type { SessionUpdate } from "../../shared/acp";
 
 type Notice = Extract<SessionUpdate, { sessionUpdate: "notice" }>;
 

@@ -4,11 +4,11 @@
  * visible again. Messages from the webview go to `onMessage`.
  */
 import * as vscode from "vscode";
-import type { Attachment, HostToWebview, WebviewToHost } from "../shared/protocol";
-import { isWebviewToHost } from "../shared/protocol";
-import type { SessionEvent } from "../shared/events";
-import { VIEW_ID } from "./ids";
-import type { SessionStore } from "./store";
+import type { Attachment, HostToWebview, WebviewToHost } from "../../shared/protocol";
+import { isWebviewToHost } from "../../shared/protocol";
+import type { SessionEvent } from "../../shared/events";
+import { VIEW_ID } from "../ids";
+import type { SessionStore } from "../session/store";
 import { webviewHtml } from "./webviewHtml";
 
 export class AgentViewProvider implements vscode.WebviewViewProvider, vscode.Disposable {

@@ -5,7 +5,7 @@
  * session. Each returns after acting, or quietly when dismissed.
  */
 import * as vscode from "vscode";
-import type { SessionConfigOption, SessionInfo } from "../shared/acp";
+import type { SessionConfigOption, SessionInfo } from "../../shared/acp";
 import { configuredAgentNames, SECTION, selectedAgentName } from "./config";
 import type { SessionController } from "./controller";
 import type { SessionStore } from "./store";

@@ -8,7 +8,7 @@
 import { basename, extname } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { ContentBlock } from "@agentclientprotocol/sdk";
-import type { Attachment } from "../shared/protocol";
+import type { Attachment } from "../../shared/protocol";
 
 /** Files up to this size are embedded with their text; bigger ones are attached as links. */
 export const MAX_EMBED_BYTES = 256 * 1024;

@@ -4,8 +4,8 @@
  * so a burst of reads does not open a burst of editors.
  */
 import * as vscode from "vscode";
-import { hunks } from "../shared/diff";
-import type { ToolCard } from "../shared/state";
+import { hunks } from "../../shared/diff";
+import type { ToolCard } from "../../shared/state";
 
 const HIGHLIGHT_MS = 1500;
 

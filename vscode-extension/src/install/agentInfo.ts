@@ -4,9 +4,9 @@
  * agent offers one; for this project's bridge the `--model` argument does (absent: `scripted`, the
  * built-in offline demo script, which must be labelled as such: its answers are canned). Pure: tested.
  */
-import type { SessionConfigOption } from "../shared/acp";
-import type { AgentView } from "../shared/state";
-import type { AgentSpec } from "./acp/agentSpec";
+import type { SessionConfigOption } from "../../shared/acp";
+import type { AgentView } from "../../shared/state";
+import type { AgentSpec } from "../acp/agentSpec";
 
 export interface AgentIdentity {
   name?: string;

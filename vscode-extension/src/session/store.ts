@@ -3,9 +3,9 @@
  * the shared reducer and tells listeners (the webview bridge, follow-along, status bar) what happened.
  * No `vscode` import: unit tests use it directly.
  */
-import type { Change, SessionEvent } from "../shared/events";
-import { applyEvent } from "../shared/reducer";
-import { emptyState, type SessionState } from "../shared/state";
+import type { Change, SessionEvent } from "../../shared/events";
+import { applyEvent } from "../../shared/reducer";
+import { emptyState, type SessionState } from "../../shared/state";
 
 export type StoreListener = (event: SessionEvent, change: Change, t0: number) => void;
 

@@ -3,7 +3,7 @@
  * "always" answer (numbered as `/permissions` numbers them, for `_acpBridge/forgetRules`), and a line
  * saying what they cover. Pure, no `vscode`: unit-tested.
  */
-import type { RulesListing } from "./acp/connection";
+import type { RulesListing } from "../acp/connection";
 
 export interface RuleLine {
   number: number;

@@ -6,28 +6,28 @@
  * Opening the view reopens the last conversation of the workspace (`session/resume` when the agent
  * offers it, with the view the client kept; else `session/load`, which replays it) instead of starting
  * an empty session each time; a session is remembered as "last" once it has a prompt. A crash drops
- * the connection and says what to do (src/failure.ts); a restart reopens the conversation.
+ * the connection and says what to do (src/install/failure.ts); a restart reopens the conversation.
  */
 import { mkdir } from "node:fs/promises";
 import * as os from "node:os";
 import * as vscode from "vscode";
-import type { ContentBlock, SessionNotification } from "../shared/acp";
-import type { SessionState } from "../shared/state";
-import { answerText } from "../shared/cardView";
-import { isAuthRequired, loginInvocation } from "./acp/auth";
-import { forAgent } from "./attachments";
-import { AgentConnection, type SessionSetup } from "./acp/connection";
-import type { AgentSpec } from "./acp/agentSpec";
-import type { TerminalManager } from "./acp/terminals";
-import { describeAgent } from "./agentInfo";
+import type { ContentBlock, SessionNotification } from "../../shared/acp";
+import type { SessionState } from "../../shared/state";
+import { answerText } from "../../shared/cardView";
+import { isAuthRequired, loginInvocation } from "../acp/auth";
+import { forAgent } from "../prompt/attachments";
+import { AgentConnection, type SessionSetup } from "../acp/connection";
+import type { AgentSpec } from "../acp/agentSpec";
+import type { TerminalManager } from "../acp/terminals";
+import { describeAgent } from "../install/agentInfo";
 import { isBuiltinAgent, resolveAgent, selectedAgentName, traceEnabled, workspaceMcpServers } from "./config";
-import { describeFailure, failureMessage } from "./failure";
-import { type RunInTerminal, runInTerminal } from "./loginTerminal";
+import { describeFailure, failureMessage } from "../install/failure";
+import { type RunInTerminal, runInTerminal } from "../install/loginTerminal";
 import type { McpServers } from "./mcpConfig";
-import { showNotice } from "./notices";
-import { readTextFile, writeTextFile } from "./fsHandlers";
-import type { PermissionBroker } from "./permissions";
-import type { QuestionBroker } from "./questions";
+import { showNotice } from "../views/notices";
+import { readTextFile, writeTextFile } from "../review/fsHandlers";
+import type { PermissionBroker } from "../review/permissions";
+import type { QuestionBroker } from "../review/questions";
 import type { SessionArchive } from "./sessionArchive";
 import type { SessionStore } from "./store";
 
@@ -67,7 +67,7 @@ export interface ControllerDeps {
   runInTerminal?: RunInTerminal;
   /** The user's MCP servers for a new session (default: `.vscode/mcp.json` and the setting). */
   mcpServers?: () => Promise<McpServers>;
-  /** The Python of the bridge the extension installed (src/installUi.ts), if it did. */
+  /** The Python of the bridge the extension installed (src/install/installUi.ts), if it did. */
   managedPython?: () => string | undefined;
   /** Installs the built-in bridge (one click from a "not installed" failure). */
   installBridge?: () => Promise<unknown>;
@@ -312,7 +312,7 @@ export class SessionController implements vscode.Disposable {
     if (configOptions?.some((o) => o.category === "model")) this.d.store.dispatch({ type: "agentInfo", agent: describeAgent(conn.spec, conn.init.agentInfo ?? undefined, configOptions) });
   }
 
-  /** Send a prompt: the text and what the user attached (as this agent takes it, see attachments.ts). */
+  /** Send a prompt: the text and what the user attached (as this agent takes it, see src/prompt/attachments.ts). */
   async prompt(text: string, attachments: readonly ContentBlock[] = []): Promise<void> {
     if (!text.trim()) return;
     if (this.d.store.state.running) {

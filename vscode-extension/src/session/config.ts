@@ -9,7 +9,7 @@
 import * as os from "node:os";
 import { join } from "node:path";
 import * as vscode from "vscode";
-import type { AgentSpec } from "./acp/agentSpec";
+import type { AgentSpec } from "../acp/agentSpec";
 import { type McpServers, mergeServers, readMcpJson, serverMap, toAcpServers } from "./mcpConfig";
 
 export const SECTION = "acp";
@@ -51,7 +51,7 @@ export function permissionNotifications(): boolean {
 }
 
 /**
- * `managedPython`: the Python of the bridge the extension installed itself (src/bridgeInstall.ts); it
+ * `managedPython`: the Python of the bridge the extension installed itself (src/install/bridgeInstall.ts); it
  * runs the built-in agent unless acp.pythonCommand names another Python than the default `python3`.
  */
 export function resolveAgent(name: string, workspaceFolder: string | undefined, historyDir?: string, managedPython?: string): AgentSpec {

@@ -1,12 +1,12 @@
 /**
- * The one-click install of the built-in bridge (src/bridgeInstall.ts) in VS Code: a progress
+ * The one-click install of the built-in bridge (src/install/bridgeInstall.ts) in VS Code: a progress
  * notification (cancellable) with each step, the full log in the "ACP Agent" output, a clear message
  * when no Python 3.11+ is found or a step fails, and the agent restarted on the new environment.
  */
 import { join } from "node:path";
 import * as vscode from "vscode";
 import { bundledWheel, findPython, installBridge, installedPython, InstallError, noPythonMessage, PYTHON_NAMES } from "./bridgeInstall";
-import { SECTION } from "./config";
+import { SECTION } from "../session/config";
 
 export class BridgeInstaller {
   private running: Promise<boolean> | undefined;

@@ -6,7 +6,7 @@
 import * as vscode from "vscode";
 import { RequestError } from "@agentclientprotocol/sdk";
 import type { ReadTextFileRequest, ReadTextFileResponse, WriteTextFileRequest } from "@agentclientprotocol/sdk";
-import { sliceLines } from "./acp/textLines";
+import { sliceLines } from "../acp/textLines";
 
 function openDocument(uri: vscode.Uri): vscode.TextDocument | undefined {
   return vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());

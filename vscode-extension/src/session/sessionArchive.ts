@@ -7,8 +7,8 @@
  */
 import { mkdir, readdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { PermissionOption } from "../shared/acp";
-import type { SessionState } from "../shared/state";
+import type { PermissionOption } from "../../shared/acp";
+import type { SessionState } from "../../shared/state";
 
 export interface StoredAnswer {
   label: string;

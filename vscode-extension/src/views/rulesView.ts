@@ -5,9 +5,9 @@
  * `_acpBridge/listRules` gets a line saying so.
  */
 import * as vscode from "vscode";
-import type { AgentConnection, RulesListing } from "./acp/connection";
+import type { AgentConnection, RulesListing } from "../acp/connection";
 import { type RuleLine, ruleLines, rulesMessage } from "./rules";
-import type { SessionStore } from "./store";
+import type { SessionStore } from "../session/store";
 
 const METHOD_NOT_FOUND = -32601;
 

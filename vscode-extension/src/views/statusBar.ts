@@ -1,8 +1,8 @@
 /** The status bar item: agent name and state (starting, ready, working, crashed); a click opens the view. */
 import * as vscode from "vscode";
-import type { SessionState } from "../shared/state";
-import { COMMANDS } from "./ids";
-import type { SessionStore } from "./store";
+import type { SessionState } from "../../shared/state";
+import { COMMANDS } from "../ids";
+import type { SessionStore } from "../session/store";
 
 export function createStatusBar(store: SessionStore): vscode.Disposable {
   const item = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 50);

@@ -3,7 +3,7 @@
  * disk and turned into ACP blocks by attachments.ts), and the workspace files an @-mention may name.
  */
 import * as vscode from "vscode";
-import type { Attachment } from "../shared/protocol";
+import type { Attachment } from "../../shared/protocol";
 import { fileAttachment, IMAGE_TYPES, selectionAttachment } from "./attachments";
 
 /** The active editor's selection (a local file), or undefined with the reason said. */

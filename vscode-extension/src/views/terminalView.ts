@@ -3,8 +3,8 @@
  * into a VS Code terminal (a read-only Pseudoterminal) named after the command.
  */
 import * as vscode from "vscode";
-import type { TerminalListener } from "./acp/terminals";
-import type { SessionStore } from "./store";
+import type { TerminalListener } from "../acp/terminals";
+import type { SessionStore } from "../session/store";
 
 class MirrorPty implements vscode.Pseudoterminal {
   private readonly writer = new vscode.EventEmitter<string>();
