@@ -69,7 +69,9 @@ describe("session controller", () => {
   it("cancel ends a running turn `cancelled`", async () => {
     const { c, store } = controller();
     const turn = c.prompt("hang");
-    await vi.waitFor(() => expect(store.state.running).toBe(true));
+    // The turn starts once the fake agent (a new Node process) has started: over vi.waitFor's default
+    // second on a busy machine.
+    await vi.waitFor(() => expect(store.state.running).toBe(true), { timeout: 10_000 });
     await c.cancel();
     await turn;
     expect(store.state.stopReason).toBe("cancelled");
