@@ -350,8 +350,8 @@ MAX_FORKED_TITLE = 200 - len(FORK_PREFIX)
 
 
 class _Unseen:
-    """A session as a replay host that sends nothing: `session/resume` rebuilds the model's context
-    without showing the conversation again."""
+    """A session as a replay host that sends nothing: a resumed or forked session gets the model's context
+    back without the conversation being shown again."""
 
     def __init__(self, session: Session) -> None:
         self._session = session

@@ -130,10 +130,10 @@ async def test_a_bad_param_of_each_request_gets_invalid_params_naming_the_field_
     await _send(bridge, {"method": "$/cancel_request", "params": {"requestId": [1]}})
     # Nothing was done: no session was made, changed or closed, and the bridge goes on serving.
     assert len(bridge.updates(session_id)) == before
-    listed = (await bridge.request("session/list", {}))["sessions"]
-    assert [s["sessionId"] for s in listed] == [session_id]
     assert await bridge.prompt(session_id, "hello") == "end_turn"
     assert "still here" in str(bridge.updates(session_id))
+    listed = (await bridge.request("session/list", {}))["sessions"]
+    assert [(s["sessionId"], s["title"]) for s in listed] == [(session_id, "hello")]
 
 
 async def test_an_oversized_request_id_is_refused_with_a_null_id(
