@@ -180,10 +180,10 @@ class AcpAgent:
         return {}
 
     async def new_session(self, raw: object, _id: object) -> Reply:
-        asked = params.read_new_session(raw)
+        setup = params.read_new_session(raw)
         await self.manager.catalog.load()  # once per process, bounded by its timeout
-        session = self.manager.new_session(asked.cwd, asked.additional_directories, asked.mcp_servers)
-        session.context.client = asked.system_prompt
+        session = self.manager.new_session(setup.cwd, setup.additional_directories, setup.mcp_servers)
+        session.context.client = setup.system_prompt
         result = {"sessionId": session.id, **_session_state(session)}
         # After the response, so session/new answers without waiting for anything.
         return Reply(result, then=lambda: session.send(session.available_commands_update()))
@@ -212,10 +212,11 @@ class AcpAgent:
         asked = params.read_reopen(raw)
         stored = self.store.load(asked.session_id)
         await self.manager.catalog.load()  # once per process, bounded by its timeout
+        setup = asked.setup
         session = self.manager.reopen(
-            how, asked.session_id, asked.cwd, stored, asked.additional_directories, asked.mcp_servers
+            how, asked.session_id, setup.cwd, stored, setup.additional_directories, setup.mcp_servers
         )
-        session.context.client = asked.system_prompt
+        session.context.client = setup.system_prompt
         result = _session_state(session)
         if how == "fork":
             result = {"sessionId": session.id, **result}

@@ -43,9 +43,10 @@ class SessionParams:
 
 
 @dataclass(frozen=True, slots=True)
-class NewSessionParams:
-    """`session/new`: the working directory, the other roots, the client's MCP servers, and its own system
-    prompt (None without one)."""
+class SessionSetup:
+    """What a session is set up with (`session/new`, and load, resume and fork in `ReopenParams`): the
+    working directory, the other roots, the client's MCP servers, and its own system prompt (None
+    without one)."""
 
     cwd: str
     additional_directories: tuple[str, ...]
@@ -55,14 +56,11 @@ class NewSessionParams:
 
 @dataclass(frozen=True, slots=True)
 class ReopenParams:
-    """`session/load`, `session/resume` and `session/fork`: the stored (or open) session, and the cwd,
-    roots, MCP servers and client's system prompt it is reopened with."""
+    """`session/load`, `session/resume` and `session/fork`: the stored (or open) session, and what it is
+    reopened with."""
 
     session_id: str
-    cwd: str
-    additional_directories: tuple[str, ...]
-    mcp_servers: ServerList
-    system_prompt: ClientSystemPrompt | None
+    setup: SessionSetup
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,20 +168,17 @@ def read_session(raw: object) -> SessionParams:
     return SessionParams(_Fields(raw).string("sessionId"))
 
 
-def read_new_session(raw: object) -> NewSessionParams:
-    fields = _Fields(raw)
-    return NewSessionParams(
-        fields.absolute_path("cwd"),
-        fields.absolute_paths("additionalDirectories"),
-        parse_acp(fields.get("mcpServers")),
-        read_client_prompt(fields.get("systemPrompt")),
-    )
+def read_new_session(raw: object) -> SessionSetup:
+    return _setup(_Fields(raw))
 
 
 def read_reopen(raw: object) -> ReopenParams:
     fields = _Fields(raw)
-    return ReopenParams(
-        fields.string("sessionId"),
+    return ReopenParams(fields.string("sessionId"), _setup(fields))
+
+
+def _setup(fields: _Fields) -> SessionSetup:
+    return SessionSetup(
         fields.absolute_path("cwd"),
         fields.absolute_paths("additionalDirectories"),
         parse_acp(fields.get("mcpServers")),

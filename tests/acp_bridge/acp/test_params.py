@@ -80,7 +80,7 @@ def test_a_new_session_reads_its_roots_and_servers() -> None:
         {"cwd": WS, "additionalDirectories": ["/a", "/b/../c"], "mcpServers": [server], "_meta": {"x": 1}}
     )
     # Normalizing and dropping duplicates is the core's (`SessionManager`): the face passes what it got.
-    assert asked == params.NewSessionParams(WS, ("/a", "/b/../c"), asked.mcp_servers, None)
+    assert asked == params.SessionSetup(WS, ("/a", "/b/../c"), asked.mcp_servers, None)
     assert asked.mcp_servers.servers == (StdioServer("bench", "/bin/bench", ("-v",)),)
 
 
@@ -89,9 +89,9 @@ def test_the_clients_system_prompt_is_read_with_the_session(read: Callable[[obje
     base = {"sessionId": "s", "cwd": WS}
     told = {"mode": "override", "content": [{"type": "text", "text": "Be brief."}]}
     asked = read({**base, "systemPrompt": told})
-    assert isinstance(asked, (params.NewSessionParams, params.ReopenParams))
-    assert asked.system_prompt is not None
-    assert (asked.system_prompt.mode, asked.system_prompt.text) == ("override", "Be brief.")
+    setup = asked.setup if isinstance(asked, params.ReopenParams) else asked
+    assert isinstance(setup, params.SessionSetup) and setup.system_prompt is not None
+    assert (setup.system_prompt.mode, setup.system_prompt.text) == ("override", "Be brief.")
     image = {"type": "image", "data": "", "mimeType": "image/png"}
     with pytest.raises(InvalidParams) as caught:
         read({**base, "systemPrompt": {"content": [told["content"][0], image]}})
@@ -101,8 +101,8 @@ def test_the_clients_system_prompt_is_read_with_the_session(read: Callable[[obje
 def test_what_only_the_core_can_judge_is_let_through() -> None:
     # An unusable MCP server is reported in the session, not a refused request.
     asked = params.read_reopen({"sessionId": "sess_nope", "cwd": WS, "mcpServers": [{"name": ""}]})
-    assert (asked.session_id, asked.additional_directories) == ("sess_nope", ())
-    assert [p.name for p in asked.mcp_servers.problems] == ["mcpServers[0]"]
+    assert (asked.session_id, asked.setup.additional_directories) == ("sess_nope", ())
+    assert [p.name for p in asked.setup.mcp_servers.problems] == ["mcpServers[0]"]
     # An empty prompt, an unknown mode, an unknown option: the session says what is wrong with them.
     assert params.read_prompt({"sessionId": "s", "prompt": []}).blocks == ()
     assert params.read_set_mode({"sessionId": "s", "modeId": "teleport"}).mode_id == "teleport"
@@ -117,8 +117,8 @@ def test_optional_fields_may_be_left_out_or_null() -> None:
     assert params.read_forget_rules({"sessionId": "s", "number": 2}).number == 2
     assert params.read_set_title({"sessionId": "s", "title": " A\nnew  title "}).title == "A new title"
     assert params.read_cancel_request({"requestId": 0}) == 0
-    assert params.read_reopen({"sessionId": "s", "cwd": WS, "additionalDirectories": None}).mcp_servers == (
-        params.read_reopen({"sessionId": "s", "cwd": WS}).mcp_servers
+    assert params.read_reopen({"sessionId": "s", "cwd": WS, "additionalDirectories": None}) == (
+        params.read_reopen({"sessionId": "s", "cwd": WS})
     )
     params.read_no_params(None)
     params.read_no_params({"_meta": {}})
