@@ -1,11 +1,11 @@
 """`acp-bridge` (and `python -m acp_bridge`): the command table.
 
 `COMMANDS` maps each subcommand to the functions that add its options and run it: `serve` (the ACP agent
-on stdio, `serve.py`), `demo` (the built-in terminal client driving `serve` offline, `demo.py`), `lsp`
-(the LSP face, `lsp/command.py`), and `login` / `logout` (the API key of an endpoint, `login.py`). `serve`
-and `lsp` share the core's options (`boot.add_core_arguments`). `serve --login` / `serve --logout` run
-`login` / `logout`: an ACP client runs a `terminal` auth method as our own command line plus `--login`.
-No subcommand is the same as `serve`: what an editor configured for "the bridge" runs.
+on stdio, `acp/serve.py`), `demo` (the built-in terminal client driving `serve` offline, `demo/`), `lsp`
+(the LSP face, `lsp/command.py`), and `login` / `logout` (the API key of an endpoint, `auth/login.py`).
+`serve` and `lsp` share the core's options (`runtime/boot.add_core_arguments`). `serve --login` /
+`serve --logout` run `login` / `logout`: an ACP client runs a `terminal` auth method as our own command
+line plus `--login`. No subcommand is the same as `serve`: what an editor configured for "the bridge" runs.
 
 Each entry imports its subcommand's module only when called, and `main` adds the options of the chosen
 subcommand only, so a run loads what that subcommand needs and nothing else (`serve` never loads pygls or

@@ -99,12 +99,14 @@ class ClientChannel(Protocol):
 
 @runtime_checkable
 class ElicitingChannel(Protocol):
-    """A channel that can send ACP `elicitation/create` (the ACP face); used when the client advertised
-    `elicitation.form`."""
+    """A channel that can send ACP `elicitation/create` (the ACP face): the `ask_user` tool's form
+    (`client.questions`) and an MCP server's questions (`mcp.servers`) both go through it, and only when
+    the client advertised `elicitation.form` (or `.url`, for a server's URL elicitation)."""
 
-    async def create_elicitation(self, params: dict[str, Any]) -> Any:
-        """Send `elicitation/create` with `params` and return the raw answer. Raises as
-        `request_permission`."""
+    async def create_elicitation(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Send `elicitation/create` with `params` (the session id among them) and return the client's
+        answer: an object whose `action` is `accept`, `decline` or `cancel`. Raises ValueError for any
+        other answer, and as `request_permission`."""
         ...
 
 

@@ -1,7 +1,7 @@
 """What the client said it can do at `initialize` (`ClientCapabilities`), read leniently from ACP's
-`clientCapabilities` and `clientInfo`. Part of the core's seam (`channel.py` re-exports it); a module of
-its own because the ACP face reads it while answering `initialize`, before the core is loaded
-(`handshake.py`).
+`clientCapabilities` and `clientInfo`. Part of the core's seam (`client/channel.py` re-exports it); a
+module of its own because the ACP face reads it while answering `initialize`, before the core is loaded
+(`acp/handshake.py`).
 
 Must not: import anything but the standard library.
 """

@@ -1,6 +1,6 @@
 """The core's settings the command line shows before any of the core is loaded: the permission modes, the
-Code Mode choices, the default step limit and the default model endpoint. `permissions.py` and
-`sessions.py` re-export them.
+Code Mode choices, the default step limit and the default model endpoint, for every folder above
+(`permissions/policy.py` re-exports the modes).
 
 Must not: import anything but the standard library; `cli.build_parser` imports this, and building the
 parser (or answering `--help`) must not load the registry (pydantic), the tools (httpx) or a face.

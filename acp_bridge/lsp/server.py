@@ -46,7 +46,8 @@ from pygls.protocol.language_server import lsp_method
 from pygls.uris import from_fs_path, to_fs_path
 
 from acp_bridge import __version__
-from acp_bridge.common.errors import BridgeError, ConnectionClosed, RemoteError
+from acp_bridge.common.errors import BridgeError, ConnectionClosed, RemoteError, quoted
+from acp_bridge.mcp.config import parse_any
 from acp_bridge.runtime.boot import cancel_running_prompts, handling_signals
 from acp_bridge.runtime.stdio import READ_CHUNK, FrameWriter, Stdio, claim_stdio, watchable
 from acp_bridge.session.manager import SessionManager
@@ -277,7 +278,9 @@ class LspFace:
         )
         self.manager = server.make_manager(self.channel, self.options)
         self.manager.catalog.prefetch()  # the model list (and its windows), for the session's options
-        self.session: Session = self.manager.new_session(cwd, mcp_servers=self.options.mcp_servers)
+        # Every session of the connection gets them; an entry that cannot be used is reported in it.
+        self.mcp_servers = parse_any(self.options.mcp_servers)
+        self.session: Session = self.manager.new_session(cwd, mcp_servers=self.mcp_servers)
         self._closing: asyncio.Future[None] | None = None
         log.info(
             "initialized by %s: cwd %s, %s, %s",
@@ -336,9 +339,13 @@ class LspFace:
     async def new_session(self, args: tuple[object, ...]) -> dict[str, Any]:
         """Make a fresh session current, then close the previous one (its prompt is cancelled and has
         stopped when this answers; the manager forgets it and its log is ended, so none accumulate)."""
-        cwd: object = args[0] if args else self.session.cwd
+        cwd = args[0] if args else self.session.cwd
+        if not isinstance(cwd, str) or not os.path.isabs(cwd):
+            raise JsonRpcInvalidParams(
+                f"{NEW_SESSION}: the argument must be an absolute path, got {quoted(cwd)}"
+            )
         try:
-            session = self.manager.new_session(cwd, mcp_servers=self.options.mcp_servers)
+            session = self.manager.new_session(cwd, mcp_servers=self.mcp_servers)
         except BridgeError as exc:
             raise _bridge_error(exc) from exc
         previous, self.session = self.session, session
@@ -351,10 +358,11 @@ class LspFace:
         is loaded."""
         if len(args) not in (0, 2):
             raise JsonRpcInvalidParams(f"{SET_CONFIG_OPTION} takes an option id and a value, got {len(args)}")
+        choice = _option_choice(args) if args else None
         await self.manager.catalog.load()
         session = self.session
         try:
-            options = session.set_config_option(*args) if args else session.config_options()
+            options = session.set_config_option(*choice) if choice else session.config_options()
         except BridgeError as exc:
             raise _bridge_error(exc) from exc
         return {"sessionId": session.id, "configOptions": options}
@@ -370,6 +378,14 @@ class LspFace:
         await self.manager.shutdown()
         self.channel.end_progress(why)
         await self.channel.aclose()
+
+
+def _option_choice(args: tuple[object, ...]) -> tuple[str, str]:
+    """`acpBridge.setConfigOption`'s option id and value."""
+    config_id, value = args
+    if not isinstance(config_id, str) or not isinstance(value, str):
+        raise JsonRpcInvalidParams(f"{SET_CONFIG_OPTION}: the option id and the value must be strings")
+    return config_id, value
 
 
 class _BridgeProtocol(LanguageServerProtocol):

@@ -33,7 +33,7 @@ The modules (import the names below from this package, not from them):
 - `results`: `tool_call_completed`, rawOutput and closing a terminal card.
 - `messages`: message chunks (a replayed prompt's images too) and `plan_from_result`.
 - `state`: session-state updates: `mode_update`, `usage_update`, `available_commands`,
-  `session_info_update`.
+  `session_info_update`; and `session_modes`, the `modes` of an answer that sets a session up.
 - `options`: `permission_options`, the four options of a permission question, and `option_scope`.
 - `questions`: a question to the user (`ask_user`): `elicitation_params` (the form) and `answer_options`
   (the answers as permission options, when the client has no form).
@@ -103,7 +103,7 @@ from .options import option_scope, permission_options, scope_words
 from .paths import display_path, relativize_title, resolve_path
 from .questions import ANSWER_PREFIX, DECLINE_ID, REPLY_ID, answer_options, elicitation_params
 from .results import tool_call_completed
-from .state import available_commands, mode_update, session_info_update, usage_update
+from .state import available_commands, mode_update, session_info_update, session_modes, usage_update
 from .wire import (
     DEFAULT_MAX_UPDATE_BYTES,
     FINAL_TERMINAL_OUTPUT_CHARS,
@@ -128,6 +128,7 @@ from .wire import (
     PermissionOption,
     Plan,
     PlanEntry,
+    SessionModeState,
     ToolCallContent,
     ToolCallProgress,
     ToolCallStart,
@@ -175,6 +176,7 @@ __all__ = [
     "Plan",
     "PlanChange",
     "PlanEntry",
+    "SessionModeState",
     "TextChunk",
     "ToolCallContent",
     "ToolCallProgress",
@@ -216,6 +218,7 @@ __all__ = [
     "resource_name",
     "scope_words",
     "session_info_update",
+    "session_modes",
     "terminal_output",
     "tool_call_completed",
     "tool_call_previewed",

@@ -1,4 +1,5 @@
-"""Session-state updates: the current permission mode (`mode_update`), the context window's usage
+"""Session-state updates: the current permission mode (`mode_update`, and `session_modes`, the modes a
+session's set-up answer offers), the context window's usage
 (`usage_update`), the slash commands a session understands (`available_commands`) and what
 `session/list` shows of the session (`session_info_update`: title, last activity).
 
@@ -15,6 +16,8 @@ from .wire import (
     Cost,
     CurrentModeUpdate,
     SessionInfoUpdate,
+    SessionMode,
+    SessionModeState,
     UsageUpdate,
 )
 
@@ -22,6 +25,18 @@ from .wire import (
 def mode_update(mode_id: str) -> CurrentModeUpdate:
     """ACP's `current_mode_update`: the session's permission mode is now `mode_id`."""
     return {"sessionUpdate": "current_mode_update", "currentModeId": mode_id}
+
+
+def session_modes(current: str, modes: Iterable[tuple[str, str, str | None]]) -> SessionModeState:
+    """ACP's `SessionModeState`, the `modes` of an answer that sets a session up (session/new, load,
+    resume, fork): the session is in mode `current`, of `modes` as (id, name, description or None)."""
+    available: list[SessionMode] = []
+    for mode_id, name, description in modes:
+        mode: SessionMode = {"id": mode_id, "name": name}
+        if description is not None:
+            mode["description"] = description
+        available.append(mode)
+    return {"currentModeId": current, "availableModes": available}
 
 
 def usage_update(used: int, size: int, cost: Cost | None = None) -> UsageUpdate:

@@ -264,6 +264,21 @@ class CurrentModeUpdate(TypedDict):
     currentModeId: str
 
 
+class SessionMode(TypedDict):
+    """One mode a session can be in (ACP `SessionMode`): here, a permission mode."""
+
+    id: str
+    name: str
+    description: NotRequired[str]
+
+
+class SessionModeState(TypedDict):
+    """The `modes` of a session/new, load, resume or fork answer (ACP `SessionModeState`)."""
+
+    currentModeId: str
+    availableModes: list[SessionMode]
+
+
 class Cost(TypedDict):
     """A session's cumulative cost (ACP `Cost`)."""
 

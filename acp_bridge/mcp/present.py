@@ -9,7 +9,7 @@ embedded resources (the layout `content.model_content` stored in the result meta
 `structuredContent` as the card's raw output; a failed call shows the server's message.
 
 Annotations only inform the card and the plan-mode class: they are the server's claims, so they never
-skip a permission question (see `permissions.py`).
+skip a permission question (see `acp_bridge/permissions/`).
 
 `presentation_definition(name)` gives a replayed session the same cards for an MCP tool whose server is
 not (or no longer) running: the result's meta names the server, the tool and the kind.

@@ -29,9 +29,9 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
-from acp_bridge.client.channel import ClientChannel
+from acp_bridge.client.channel import ClientChannel, ElicitingChannel
 from acp_bridge.permissions.external import ExternalTool
 from acp_bridge.permissions.policy import SessionPermissions
 from registry_core import CancelSignal, StatusProgress, ToolError, ToolRunContext, ToolScope, until_cancelled
@@ -83,13 +83,6 @@ class McpHost(Protocol):
     def commands_changed(self) -> None:
         """The session's slash commands changed: announce them again."""
         ...
-
-
-@runtime_checkable
-class Elicitor(Protocol):
-    """A channel that can put an MCP server's `elicitation/create` to the editor (the ACP face)."""
-
-    async def request_elicitation(self, session_id: str, params: dict[str, Any]) -> dict[str, Any]: ...
 
 
 _client: ModuleType | None = None
@@ -466,9 +459,9 @@ class SessionServers:
         """How `handle`'s elicitations reach the editor, or None when it cannot answer them."""
         channel = self.host.channel
         caps = channel.capabilities
-        if not (caps.elicitation_form or caps.elicitation_url) or not isinstance(channel, Elicitor):
+        if not (caps.elicitation_form or caps.elicitation_url) or not isinstance(channel, ElicitingChannel):
             return None
-        elicit = channel.request_elicitation
+        elicit = channel.create_elicitation
         session_id = self.host.id
 
         async def forward(params: dict[str, Any]) -> dict[str, Any]:
@@ -478,7 +471,7 @@ class SessionServers:
             request = {"sessionId": session_id, **params}
             if len(handle.in_flight) == 1:
                 request["toolCallId"] = handle.in_flight[0]
-            return await elicit(session_id, request)
+            return await elicit(request)
 
         return forward
 

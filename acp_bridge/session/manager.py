@@ -7,12 +7,17 @@ its own cwd and roots, history, permission state, MCP servers, and at most one p
 a session's MCP servers (`acp_bridge.mcp`, started in the background, stopped with the session).
 `close()` stops the session's prompt as `cancel` would, waits for it to answer, then forgets the session.
 `shutdown()` cancels everything and waits for it to stop. A session's durable events go to its `Recorder`
-as `session_log` records; `session/load` replays them (`replay`), then restores the permission state and
-title they end with; `session/resume` rebuilds the same history without sending anything; `session/fork`
-starts a new session from another's log. With `CoreConfig.rules_dir` "always" answers last for the project
-(`rules_store`).
+as `session_log` records; `reopen` is the one path that brings a stored session back: `session/load`
+replays them (`replay`), then restores the permission state and title they end with; `session/resume`
+rebuilds the same history without sending anything; `session/fork` starts a new session from another's
+log. With `CoreConfig.rules_dir` "always" answers last for the project (`rules_store`).
 
-Must not: know the transport (only `ClientChannel`), or answer for another session's prompt.
+The API takes typed values (a cwd, the other roots, the MCP servers already read by the face) and checks
+only what is the core's to know: an unknown or busy session, a cwd that is not a stored session's, a
+relative root (the path policy judges paths against the roots).
+
+Must not: know the transport (only `ClientChannel`), name a field of any wire protocol in an error (the
+faces read their params), or answer for another session's prompt.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import logging
 import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
@@ -51,6 +56,9 @@ from registry_core import (
     ToolRegistry,
     ToolScope,
 )
+
+if TYPE_CHECKING:
+    from acp_bridge.mcp.config import ServerList
 
 log = logging.getLogger(__name__)
 
@@ -131,33 +139,30 @@ class SessionManager:
             f"program that calls {execution.name}(...)."
         )
 
-    def _start_mcp(self, session: Session, servers: object) -> None:
+    def _start_mcp(self, session: Session, servers: ServerList | None) -> None:
         """Start the session's MCP servers in the background: the ones its client passed, then the
         configured ones. Loads the MCP code only when there is a server."""
         configured = self.config.mcp_servers
         if not servers and not configured:
             return
-        from acp_bridge.mcp import merge, parse_any
+        from acp_bridge.mcp import merge
         from acp_bridge.mcp.config import ServerList as Servers
         from acp_bridge.mcp.servers import SessionServers
 
-        chosen = merge(parse_any(servers), configured or Servers())
+        chosen = merge(servers or Servers(), configured or Servers())
         if chosen:
             session.mcp = SessionServers(session, chosen, startup_timeout=self.config.mcp_startup_timeout)
             session.mcp.start()
 
     def new_session(
-        self, cwd: object, additional_directories: object = None, mcp_servers: object = None
+        self, cwd: str, extra_roots: Sequence[str] = (), mcp_servers: ServerList | None = None
     ) -> Session:
-        """Raises InvalidParams for a relative or missing cwd (or additional directory), InvalidRequest
-        while shutting down."""
+        """A new session in `cwd`, whose roots are `cwd` then `extra_roots` (absolute paths), with the
+        client's MCP servers (and the configured ones). Raises InvalidParams for a relative root,
+        InvalidRequest while shutting down."""
         if self._closing:
             raise InvalidRequest("the bridge is shutting down")
-        if not isinstance(cwd, str) or not cwd:
-            raise InvalidParams("cwd is required: the absolute path of the session's working directory")
-        if not os.path.isabs(cwd):
-            raise InvalidParams(f"cwd must be an absolute path, got {quoted(cwd)}")
-        roots = _roots(cwd, additional_directories)
+        roots = _roots(cwd, extra_roots)
         if not os.path.isdir(roots[0]):
             log.warning("session cwd %s does not exist (yet)", roots[0])
         session_id = self._new_id()
@@ -169,38 +174,40 @@ class SessionManager:
         self._start_mcp(session, mcp_servers)
         return session
 
-    def load_session(
+    def reopen(
         self,
-        session_id: object,
-        cwd: object,
-        events: LoadedLog,
-        additional_directories: object = None,
-        mcp_servers: object = None,
-        *,
-        replay_updates: bool = True,
+        how: Reopening,
+        session_id: str,
+        cwd: str,
+        stored: LoadedLog | None,
+        extra_roots: Sequence[str] = (),
+        mcp_servers: ServerList | None = None,
     ) -> Session:
-        """Reopen a stored session: check the cwd, rebuild its history and (`replay_updates`, for
-        `session/load`) replay it to the client as updates, through the same mapping as live; without
-        (`session/resume`) the model's context comes back and the client is sent nothing. `events` is the
-        stored (header, events). Its roots are the cwd and `additional_directories` (ACP: the complete
-        list for the reopened session; none when omitted). Raises InvalidParams (relative or different
-        cwd) or InvalidRequest (the session is open and busy)."""
-        if not isinstance(session_id, str):
-            raise InvalidParams("sessionId must be a string")
-        if not isinstance(cwd, str) or not os.path.isabs(cwd):
-            raise InvalidParams(f"cwd must be an absolute path, got {quoted(cwd)}")
-        raw_header, log_events = events
-        try:
-            header = SessionHeader.from_json(raw_header)
-        except ValueError:
-            raise InvalidParams(f"the log of session {session_id} has no readable header") from None
+        """Reopen session `session_id` from `stored`, its stored (header, events), or None when nothing is
+        stored; its roots are `cwd` and `extra_roots` (ACP: the complete list for the reopened session;
+        none when empty). The history, the mode, the remembered rules, the title and the model settings
+        come back; the three ways differ only in what they replay or copy:
+        - "load": the session, replayed to the client as updates (and the notes on what came back);
+        - "resume": the session, sent nothing;
+        - "fork": a new session, sent nothing, whose log begins with a copy of the source's events, so it
+          can be listed, loaded and forked like any other, titled as a fork ("Fork: " and the source's).
+          The source is not touched and may be running a prompt (a fork of a turn under way ends where
+          the log does, its unanswered calls answered as having no result, as a reload does); a source
+          open here that has logged nothing yet forks from its header alone.
+        Raises ResourceNotFound (nothing stored, nor open to fork), InvalidParams (a relative root, or a
+        cwd that is not the session's) or InvalidRequest (a session open here and busy, to load or
+        resume)."""
+        header, log_events = self._stored_log(how, session_id, stored)
         stored_cwd = os.path.normpath(header.cwd)
         if os.path.normpath(cwd) != stored_cwd:
             raise InvalidParams(f"session {session_id} belongs to {stored_cwd}, not {cwd}")
-        roots = _roots(stored_cwd, additional_directories)
-        existing = self.sessions.get(session_id)
+        roots = _roots(stored_cwd, extra_roots)
+        existing = self.sessions.get(session_id) if how != "fork" else None
         if existing is not None and existing.busy:
-            raise InvalidRequest(f"session {session_id} is running a prompt; cancel it before loading it")
+            raise InvalidRequest(f"session {session_id} is running a prompt; cancel it before reopening it")
+        if how == "fork":
+            session_id = self._new_id()
+            self._copy_log(session_id, header, log_events)
         session = Session(self, session_id, stored_cwd, roots)
         self.sessions[session_id] = session
         if existing is not None and existing.mcp is not None:
@@ -208,12 +215,13 @@ class SessionManager:
             self._stopping.add(stopping)
             stopping.add_done_callback(self._stopping.discard)
         remove_stale_temps_soon(session.roots)  # a killed writer's temporary files (see fs_access)
-        replayed = replay(session if replay_updates else _Unseen(session), log_events)
-        session.background.reopen(list(replayed.background), visible=replay_updates)  # bg
+        shown = how == "load"
+        replayed = replay(session if shown else _Unseen(session), log_events)
+        session.background.reopen(list(replayed.background), visible=shown)  # bg
         session.turn_index = replayed.prompts
         session.compactor.count = replayed.compactions
         if replayed.permissions is not None:
-            session.restore_permissions(replayed.permissions, announce=replay_updates)
+            session.restore_permissions(replayed.permissions, announce=shown)
         elif isinstance(session.permissions, ProjectPermissions):
             session.permissions.adopt_project_rules()
         session.restore_info(replayed.info, replayed.first_prompt)
@@ -222,77 +230,55 @@ class SessionManager:
         self._start_mcp(session, mcp_servers)
         controls = session.controls
         note = controls.restore(replayed.config)
-        if note is not None and replay_updates:
+        if note is not None and shown:
             session.send(mapping.agent_message_chunk("\n\n" + note))
         controls.meter.restore(replayed.usage, context_known=replayed.usage_current)
         usage = controls.meter.update(controls.info)
         if usage is not None:
             session.send(usage)  # the gauge as the session left it
+        if how == "fork":
+            # Told with the client's next `tell_info` (after the answer). Marked first, so a list that
+            # cuts a long title still tells the two apart.
+            base = clean_title(session.title or "Untitled session")
+            session.set_title(f"{FORK_PREFIX}{base[:MAX_FORKED_TITLE]}", source="fork", tell=False)
         return session
 
-    def fork_session(
-        self,
-        source_id: str,
-        cwd: object,
-        events: LoadedLog | None,
-        additional_directories: object = None,
-        mcp_servers: object = None,
-    ) -> Session:
-        """A new session that starts from session `source_id`'s conversation as logged so far (`events`;
-        None for a session open here that has logged nothing yet): its history, mode, remembered rules
-        and model settings, and a title that says it is a fork ("Fork: " and the source's). The source
-        is not touched and may be running a prompt (a fork of a turn under way ends where the log does,
-        its unanswered calls answered as having no result, as a reload does). The fork's log begins
-        with a copy of the source's events, so the fork can be listed, loaded and forked like any
-        session. Raises InvalidParams (a relative cwd, or not the source's) or ResourceNotFound (no such
-        session)."""
-        if not isinstance(cwd, str) or not os.path.isabs(cwd):
-            raise InvalidParams(f"cwd must be an absolute path, got {quoted(cwd)}")
-        if events is None:
-            source = self.sessions.get(source_id)
+    def _stored_log(
+        self, how: Reopening, session_id: str, stored: LoadedLog | None
+    ) -> tuple[SessionHeader, list[dict[str, Any]]]:
+        """The header and events a reopening starts from: what is stored, or (a fork of a session open
+        here that has logged nothing yet) the open session's header and no events."""
+        if stored is None:
+            source = self.sessions.get(session_id) if how == "fork" else None
             if source is None:
-                raise ResourceNotFound(f"no session {quoted(source_id)}", data={"sessionId": source_id})
-            header = SessionHeader(source.id, source.cwd, source.roots, "")
-            events = (header.to_json(), [])
-        raw_header, log_events = events
+                raise ResourceNotFound(
+                    f"no stored session {quoted(session_id)}", data={"session": session_id}
+                )
+            return SessionHeader(source.id, source.cwd, source.roots, ""), []
+        raw_header, log_events = stored
         try:
-            header = SessionHeader.from_json(raw_header)
+            return SessionHeader.from_json(raw_header), log_events
         except ValueError:
-            raise InvalidParams(f"the log of session {source_id} has no readable header") from None
-        if os.path.normpath(cwd) != os.path.normpath(header.cwd):
-            raise InvalidParams(f"session {source_id} belongs to {header.cwd}, not {cwd}")
-        fork_id = self._new_id()
+            raise InvalidParams(f"the log of session {session_id} has no readable header") from None
+
+    def _copy_log(self, fork_id: str, header: SessionHeader, log_events: list[dict[str, Any]]) -> None:
+        """A fork's log: the source's header under the fork's id, then the source's events."""
         if self.recorder is not None:
             self.recorder.begin(fork_id, header.cwd, header.roots)
             for event in log_events:
                 self.recorder.append(fork_id, event)
-        fork_header = SessionHeader(fork_id, header.cwd, header.roots, header.created_at)
-        session = self.load_session(
-            fork_id,
-            cwd,
-            (fork_header.to_json(), log_events),
-            additional_directories,
-            mcp_servers,
-            replay_updates=False,
-        )
-        # Told with the client's next `tell_info` (after the answer). Marked first, so a list that cuts a
-        # long title still tells the two apart.
-        base = clean_title(session.title or "Untitled session")
-        session.set_title(f"{FORK_PREFIX}{base[:MAX_FORKED_TITLE]}", source="fork", tell=False)
-        return session
 
-    def get(self, session_id: object) -> Session:
-        if not isinstance(session_id, str):
-            raise InvalidParams("sessionId must be a string")
+    def get(self, session_id: str) -> Session:
+        """The open session `session_id`. Raises ResourceNotFound."""
         session = self.sessions.get(session_id)
         if session is None:
-            raise ResourceNotFound(f"unknown session {quoted(session_id)}", data={"sessionId": session_id})
+            raise ResourceNotFound(f"unknown session {quoted(session_id)}", data={"session": session_id})
         return session
 
-    async def close(self, session_id: object) -> None:
+    async def close(self, session_id: str) -> None:
         """Stop the session's prompt as `cancel` would, then forget the session (its stored log stays, for
         session/load) and release its resources (background processes, scratch files). Raises
-        InvalidParams / ResourceNotFound as `get`."""
+        ResourceNotFound as `get`."""
         session = self.get(session_id)
         await session.stop()
         await session.background.close()  # bg: each command's end logged before the log is released
@@ -311,8 +297,10 @@ class SessionManager:
         if session_id in self.sessions:
             await self.close(session_id)
 
-    def cancel(self, session_id: object) -> None:
-        session = self.sessions.get(session_id) if isinstance(session_id, str) else None
+    def cancel(self, session_id: str) -> None:
+        """Cancel the session's running prompt, if any (an unknown session is ignored: its prompt may have
+        ended and the session been closed while the cancel was on its way)."""
+        session = self.sessions.get(session_id)
         if session is None:
             log.debug("cancel for unknown session %r ignored", session_id)
             return
@@ -340,22 +328,21 @@ class SessionManager:
             log.exception("closing the model backend failed")
 
 
-def _roots(cwd: str, additional_directories: object) -> tuple[str, ...]:
-    """The session's roots: the cwd, then each additional directory (absolute; duplicates dropped).
-    Raises InvalidParams for a malformed list."""
-    roots = [os.path.normpath(cwd)]
-    if additional_directories is None:
-        return tuple(roots)
-    if not isinstance(additional_directories, list):
-        raise InvalidParams("additionalDirectories must be a list of absolute paths")
-    for i, extra in enumerate(additional_directories):
-        if not isinstance(extra, str) or not os.path.isabs(extra):
-            raise InvalidParams(f"additionalDirectories[{i}] must be an absolute path, got {quoted(extra)}")
-        root = os.path.normpath(extra)
+def _roots(cwd: str, extra_roots: Sequence[str]) -> tuple[str, ...]:
+    """A session's roots: the cwd, then each extra root (duplicates dropped), normalized. Every root must
+    be absolute (the path policy judges paths against them): raises InvalidParams otherwise."""
+    roots: list[str] = []
+    for root in (cwd, *extra_roots):
+        if not os.path.isabs(root):
+            raise InvalidParams(f"a session's directories must be absolute paths, got {quoted(root)}")
+        root = os.path.normpath(root)
         if root not in roots:
             roots.append(root)
     return tuple(roots)
 
+
+# How `SessionManager.reopen` brings a stored session back: `session/load`, `session/resume`, `session/fork`.
+Reopening = Literal["load", "resume", "fork"]
 
 FORK_PREFIX = "Fork: "
 # Room for the prefix in a title (`clean_title` keeps 200 characters).
@@ -363,8 +350,8 @@ MAX_FORKED_TITLE = 200 - len(FORK_PREFIX)
 
 
 class _Unseen:
-    """A session as a replay host that sends nothing: `session/resume` rebuilds the model's context
-    without showing the conversation again."""
+    """A session as a replay host that sends nothing: a resumed or forked session gets the model's context
+    back without the conversation being shown again."""
 
     def __init__(self, session: Session) -> None:
         self._session = session

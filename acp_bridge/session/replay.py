@@ -56,7 +56,7 @@ log = logging.getLogger(__name__)
 
 COMMITTED_NOTE = "The bridge stopped before this call reported its result; the change shown was made."
 # A call the log has no result for: the bridge stopped while it ran, or the session was forked from
-# another mid-call (`SessionManager.fork_session`); in either case it may have done something.
+# another mid-call (`SessionManager.reopen`); in either case it may have done something.
 UNFINISHED_MESSAGE = (
     "The call has no result: it was still running when this conversation was saved (the bridge stopped, "
     "or this session was forked from another). Whether it did anything is unknown."

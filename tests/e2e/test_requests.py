@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from acp_bridge.acp.handshake import agent_requests
 from tests.support.bridge_fixtures import StartBridge
 from tests.support.bridge_harness import Bridge, write_script
 
@@ -76,25 +77,63 @@ async def test_requests_before_initialize_are_refused_and_notifications_ignored(
     assert "session/cancel received before initialize" in bridge.stderr_text()
 
 
-async def test_a_non_string_session_id_gets_invalid_params_naming_the_field(
+def _bad_params(session_id: str, workspace: Path) -> list[tuple[str, Any, str]]:
+    """A request of each kind with one bad field: (method, params, the field its error must name)."""
+    cwd = str(workspace)
+    load = {"cwd": cwd, "mcpServers": []}
+    return [
+        ("authenticate", {"methodId": 7}, "methodId"),
+        ("logout", [1], "params"),
+        ("session/new", {"cwd": cwd, "additionalDirectories": [cwd, "src"], "mcpServers": []},
+         "additionalDirectories[1]"),
+        ("session/new", {"mcpServers": []}, "cwd"),
+        ("session/new", {"cwd": cwd, "mcpServers": [], "systemPrompt": {"mode": "replace", "content": []}},
+         "systemPrompt.mode"),
+        ("session/load", {"sessionId": 42, **load}, "sessionId"),
+        ("session/resume", {"sessionId": session_id, "cwd": "relative/dir"}, "cwd"),
+        ("session/fork", {"sessionId": session_id, "cwd": cwd, "additionalDirectories": cwd},
+         "additionalDirectories"),
+        ("session/list", {"cursor": 5}, "cursor"),
+        ("session/delete", {}, "sessionId"),
+        ("session/prompt", _prompt(["sess"]), "sessionId"),
+        ("session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}, "go"]},
+         "prompt[1]"),
+        ("session/set_mode", {"sessionId": None, "modeId": "plan"}, "sessionId"),
+        ("session/set_mode", {"sessionId": session_id, "modeId": ["plan"]}, "modeId"),
+        ("session/set_config_option", {"sessionId": session_id, "configId": "mode", "value": 1}, "value"),
+        ("session/close", {"sessionId": {"id": 1}}, "sessionId"),
+        ("_acpBridge/setSessionTitle", {"sessionId": session_id, "title": " "}, "title"),
+        ("_acpBridge/listRules", {"sessionId": 1}, "sessionId"),
+        ("_acpBridge/forgetRules", {"sessionId": session_id, "number": -1}, "number"),
+    ]  # fmt: skip
+
+
+async def test_a_bad_param_of_each_request_gets_invalid_params_naming_the_field_and_serving_goes_on(
     bridges: StartBridge, tmp_path: Path, workspace: Path
 ) -> None:
     state = tmp_path / "state"
     bridge = await bridges(
-        "--state-dir", str(state), model=write_script(tmp_path / "s.json", [[{"text": "x"}]])
+        "--state-dir", str(state), model=write_script(tmp_path / "s.json", [[{"text": "still here"}]])
     )
     await bridge.initialize()
-    load = {"sessionId": 42, "cwd": str(workspace), "mcpServers": []}
-    requests: list[tuple[str, dict[str, Any]]] = [
-        ("session/load", load),
-        ("session/prompt", _prompt(["sess"])),
-        ("session/set_mode", {"sessionId": None, "modeId": "plan"}),
-        ("session/close", {"sessionId": {"id": 1}}),
-    ]
-    for request_id, (method, params) in enumerate(requests, 1100):
+    session_id = await bridge.new_session(workspace)
+    await bridge.wait_for(lambda: bool(bridge.updates(session_id)))  # its commands
+    before = len(bridge.updates(session_id))
+    bad = _bad_params(session_id, workspace)
+    assert {method for method, _, _ in bad} == set(agent_requests(history=True))
+    for request_id, (method, params, field) in enumerate(bad, 1100):
         response = await _request(bridge, method, params, request_id)
         assert response["error"]["code"] == -32602, (method, response)
-        assert "sessionId" in response["error"]["message"], (method, response)
+        assert response["error"]["message"].startswith(f"{field} "), (method, response)
+    # A bad notification is dropped (never answered), as an unknown one is.
+    await _send(bridge, {"method": "session/cancel", "params": {"sessionId": 1}})
+    await _send(bridge, {"method": "$/cancel_request", "params": {"requestId": [1]}})
+    # Nothing was done: no session was made, changed or closed, and the bridge goes on serving.
+    assert len(bridge.updates(session_id)) == before
+    assert await bridge.prompt(session_id, "hello") == "end_turn"
+    assert "still here" in str(bridge.updates(session_id))
+    listed = (await bridge.request("session/list", {}))["sessions"]
+    assert [(s["sessionId"], s["title"]) for s in listed] == [(session_id, "hello")]
 
 
 async def test_an_oversized_request_id_is_refused_with_a_null_id(

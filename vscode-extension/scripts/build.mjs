@@ -28,6 +28,8 @@ if (withTests) {
   const entries = [];
   for (const d of dirs) for (const f of await readdir(join(root, d))) if (/\.(test|e2e)\.ts$/.test(f) || f === "run.ts") entries.push(`${d}/${f}`);
   entries.push("test/agent/fakeAgent.ts", "test/agent/mcpEcho.ts");
+  // From scratch: the test scripts run every out/integration/*.test.mjs, so a removed test must not linger.
+  await rm(join(root, "out"), { recursive: true, force: true });
   await build({ ...common, minify: false, entryPoints: entries, outdir: "out", outbase: "test", platform: "node", format: "esm", target: "node20", outExtension: { ".js": ".mjs" }, external: ["playwright-core"], banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" } });
 }
 console.log(`build: dist/extension.js, dist/webview.js${withTests ? ", out/ (tests)" : ""}`);

@@ -9,6 +9,10 @@
  * opens a terminal, terminal_output appends deltas, terminal_exit records the exit status. A card whose
  * first update names a known card in `_meta.parentToolCallId` (a Code Mode program's sub-call) is kept
  * among that card's children instead of the timeline.
+ *
+ * The card rules are the Python bridge's too (acp_bridge/mapping/fold.py): both are checked against the
+ * same golden fixtures, <repo>/tests/fixtures/session_updates/ (test/unit/reducerGolden.test.ts), whose
+ * README says where the two legitimately differ.
  */
 import type { ContentBlock, SessionUpdate, ToolCallUpdate } from "./acp";
 import type { Change, SessionEvent } from "./events";

@@ -145,7 +145,7 @@ export interface AuthView {
   running?: boolean;
 }
 
-/** Why the agent stopped, said so a user can act on it (see src/failure.ts). */
+/** Why the agent stopped, said so a user can act on it (see src/install/failure.ts). */
 export interface FailureView {
   /** A sentence for the view: what happened. */
   summary: string;

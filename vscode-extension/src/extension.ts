@@ -5,25 +5,25 @@
  */
 import * as vscode from "vscode";
 import { TerminalManager } from "./acp/terminals";
-import { selectionInEditor } from "./attach";
-import { AgentViewProvider } from "./agentView";
-import { ANSWER_COMMAND, ApprovalNotifications, REVIEW_COMMAND } from "./approvalNotification";
-import { BRIDGE_SECTION, followAlongDefault, permissionNotifications, SECTION, selectedAgentName } from "./config";
-import { errorText, SessionController } from "./controller";
-import { canReview, DiffDocuments, DIFF_SCHEME, EditViews, REVIEW_SCHEME } from "./editViews";
-import { FollowAlong } from "./follow";
-import { BridgeInstaller } from "./installUi";
-import { currentText, replaceFile } from "./fsHandlers";
 import { COMMANDS, RULES_VIEW_ID, VIEW_ID } from "./ids";
-import { PermissionBroker } from "./permissions";
-import { QuestionBroker } from "./questions";
-import { pickAgent, pickHistory, pickMode, pickModel, pickSessionToDelete } from "./pickers";
-import { RulesView } from "./rulesView";
-import { SessionArchive } from "./sessionArchive";
-import { createStatusBar } from "./statusBar";
-import { SessionStore } from "./store";
-import { TerminalMirror } from "./terminalView";
-import { routeWebviewMessage } from "./viewMessages";
+import { BridgeInstaller } from "./install/installUi";
+import { selectionInEditor } from "./prompt/attach";
+import { ANSWER_COMMAND, ApprovalNotifications, REVIEW_COMMAND } from "./review/approvalNotification";
+import { canReview, DiffDocuments, DIFF_SCHEME, EditViews, REVIEW_SCHEME } from "./review/editViews";
+import { FollowAlong } from "./review/follow";
+import { currentText, replaceFile } from "./review/fsHandlers";
+import { PermissionBroker } from "./review/permissions";
+import { QuestionBroker } from "./review/questions";
+import { BRIDGE_SECTION, followAlongDefault, permissionNotifications, SECTION, selectedAgentName } from "./session/config";
+import { errorText, SessionController } from "./session/controller";
+import { pickAgent, pickHistory, pickMode, pickModel, pickSessionToDelete } from "./session/pickers";
+import { SessionArchive } from "./session/sessionArchive";
+import { SessionStore } from "./session/store";
+import { AgentViewProvider } from "./views/agentView";
+import { RulesView } from "./views/rulesView";
+import { createStatusBar } from "./views/statusBar";
+import { TerminalMirror } from "./views/terminalView";
+import { routeWebviewMessage } from "./views/viewMessages";
 
 export function activate(context: vscode.ExtensionContext): void {
   const version = String((context.extension.packageJSON as { version?: unknown }).version ?? "0.0.0");

@@ -136,7 +136,7 @@ def _load(events: list[dict[str, Any]]) -> tuple[Channel, Any]:
     channel = Channel()
     manager = SessionManager(channel, ScriptedBackend(parse_script({"turns": []})), _tools(), _config())
     header = json.loads(_stored_lines()[0])
-    return channel, manager.load_session(SESSION_ID, FIXTURE_CWD, (header, events))
+    return channel, manager.reopen("load", SESSION_ID, FIXTURE_CWD, (header, events))
 
 
 def _fields(message: Any) -> dict[str, Any]:

@@ -21,6 +21,7 @@ import psutil
 import pytest
 
 from acp_bridge.client.channel import ClientCapabilities, PermissionOutcome
+from acp_bridge.mcp.config import parse_acp
 from acp_bridge.models import ScriptedBackend, StepEvent, StepRequest, parse_script
 from acp_bridge.permissions.policy import PolicyConfig
 from acp_bridge.session.manager import CoreConfig, SessionManager
@@ -82,7 +83,7 @@ class RecordingChannel:
     async def write_text_file(self, session_id: str, path: str, content: str) -> None:
         raise AssertionError("no fs capability was advertised")
 
-    async def request_elicitation(self, session_id: str, params: dict[str, Any]) -> dict[str, Any]:
+    async def create_elicitation(self, params: dict[str, Any]) -> dict[str, Any]:
         assert self._elicit is not None, "elicitation was not advertised"
         self.elicitations.append(params)
         return self._elicit(params)
@@ -143,7 +144,7 @@ class Core:
         self.manager = SessionManager(self.channel, self.backend, [], config)
 
     def session(self, cwd: Path, servers: list[dict[str, Any]]) -> Session:
-        return self.manager.new_session(str(cwd), mcp_servers=servers)
+        return self.manager.new_session(str(cwd), mcp_servers=parse_acp(servers))
 
     def server_processes(self) -> list[psutil.Process]:
         """The processes of the stdio servers (children of this test process in their own groups)."""

@@ -12,6 +12,7 @@ from typing import Any
 
 import psutil
 
+from acp_bridge.mcp.config import parse_acp
 from acp_bridge.mcp.servers import MAX_RESTARTS
 from acp_bridge.models import ToolResultMessage, UserMessage
 from acp_bridge.permissions.policy import PolicyConfig
@@ -296,7 +297,7 @@ async def test_server_requests_roots_sampling_and_elicitation(core_factory: Any,
     core: Core = core_factory([turn], channel=channel)
     extra = tmp_path / "extra dir"
     extra.mkdir()
-    session = core.manager.new_session(str(tmp_path), [str(extra)], [workbench_stdio()])
+    session = core.manager.new_session(str(tmp_path), [str(extra)], parse_acp([workbench_stdio()]))
     assert await session.prompt(TEXT) == "end_turn"
     told = results(core)
     assert told["r1"].content.split("\n") == [tmp_path.as_uri(), extra.as_uri()]

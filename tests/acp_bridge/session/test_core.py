@@ -264,7 +264,7 @@ async def test_a_call_closed_unfinished_is_logged_so_a_reload_shows_and_tells_th
 
     replayed = FakeChannel()
     other = _turns_manager(replayed, [[{"text": "x"}]])
-    loaded = other.load_session(session.id, session.cwd, recorder.logs[session.id])
+    loaded = other.reopen("load", session.id, session.cwd, recorder.logs[session.id])
     (shown,) = _completions(replayed, "x1")
     assert shown == live
     assert loaded.history == session.history

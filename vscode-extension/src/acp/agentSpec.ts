@@ -1,4 +1,4 @@
-/** How to launch one ACP agent over stdio. Pure data; see src/config.ts for where it comes from. */
+/** How to launch one ACP agent over stdio. Pure data; see src/session/config.ts for where it comes from. */
 export interface AgentSpec {
   name: string;
   command: string;

@@ -8,7 +8,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { webviewHtml } from "../../src/webviewHtml";
+import { webviewHtml } from "../../src/views/webviewHtml";
 import { emptyState } from "../../shared/state";
 import { EXT_DIR } from "./browser";
 

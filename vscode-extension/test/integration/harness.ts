@@ -11,9 +11,9 @@ import { type AgentSpec, splitCommandLine } from "../../src/acp/agentSpec";
 import { AgentConnection, type SessionSetup } from "../../src/acp/connection";
 import { TerminalManager } from "../../src/acp/terminals";
 import { sliceLines } from "../../src/acp/textLines";
-import { PermissionBroker } from "../../src/permissions";
-import { QuestionBroker } from "../../src/questions";
-import { SessionStore } from "../../src/store";
+import { PermissionBroker } from "../../src/review/permissions";
+import { QuestionBroker } from "../../src/review/questions";
+import { SessionStore } from "../../src/session/store";
 
 export const EXT_DIR = resolve(fileURLToPath(new URL("../..", import.meta.url)));
 export const REPO = resolve(EXT_DIR, "..");

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
-import { readMcpJson } from "../../src/mcpConfig";
+import { readMcpJson } from "../../src/session/mcpConfig";
 import { autoAnswer, bridgeSpec, connect, EXT_DIR, type Harness, workspace } from "./harness";
 
 const opened: Harness[] = [];

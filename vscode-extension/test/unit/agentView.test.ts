@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from "vitest";
 import * as vscode from "vscode";
 import type { HostToWebview, WebviewToHost } from "../../shared/protocol";
-import { AgentViewProvider } from "../../src/agentView";
-import { SessionStore } from "../../src/store";
+import { AgentViewProvider } from "../../src/views/agentView";
+import { SessionStore } from "../../src/session/store";
 
 vi.mock("vscode", async () => (await import("jest-mock-vscode")).createVSCodeMock(vi));
 

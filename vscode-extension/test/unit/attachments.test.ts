@@ -4,7 +4,7 @@
  * context or images.
  */
 import { describe, expect, it } from "vitest";
-import { fileAttachment, forAgent, MAX_EMBED_BYTES, mentionBlock, selectionAttachment } from "../../src/attachments";
+import { fileAttachment, forAgent, MAX_EMBED_BYTES, mentionBlock, selectionAttachment } from "../../src/prompt/attachments";
 
 const bytes = (s: string) => new TextEncoder().encode(s);
 

@@ -7,7 +7,7 @@ import { chmodSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { bundledWheel, findPython, installBridge, installedPython, InstallError, noPythonMessage } from "../../src/bridgeInstall";
+import { bundledWheel, findPython, installBridge, installedPython, InstallError, noPythonMessage } from "../../src/install/bridgeInstall";
 
 const bin = mkdtempSync(join(tmpdir(), "acp-pythons-"));
 

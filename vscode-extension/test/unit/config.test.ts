@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import * as vscode from "vscode";
 import { splitCommandLine } from "../../src/acp/agentSpec";
-import { choosesStateDir, configuredAgentNames, resolveAgent } from "../../src/config";
+import { choosesStateDir, configuredAgentNames, resolveAgent } from "../../src/session/config";
 
 vi.mock("vscode", async () => (await import("jest-mock-vscode")).createVSCodeMock(vi));
 

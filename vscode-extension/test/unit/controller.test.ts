@@ -6,12 +6,12 @@ import { build } from "esbuild";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import * as vscode from "vscode";
 import { TerminalManager } from "../../src/acp/terminals";
-import { type ControllerDeps, type KeyValueStore, SessionController } from "../../src/controller";
-import { SessionArchive } from "../../src/sessionArchive";
-import { PermissionBroker } from "../../src/permissions";
-import { QuestionBroker } from "../../src/questions";
-import { pickHistory } from "../../src/pickers";
-import { SessionStore } from "../../src/store";
+import { type ControllerDeps, type KeyValueStore, SessionController } from "../../src/session/controller";
+import { SessionArchive } from "../../src/session/sessionArchive";
+import { PermissionBroker } from "../../src/review/permissions";
+import { QuestionBroker } from "../../src/review/questions";
+import { pickHistory } from "../../src/session/pickers";
+import { SessionStore } from "../../src/session/store";
 
 vi.mock("vscode", async () => (await import("jest-mock-vscode")).createVSCodeMock(vi));
 
@@ -69,7 +69,9 @@ describe("session controller", () => {
   it("cancel ends a running turn `cancelled`", async () => {
     const { c, store } = controller();
     const turn = c.prompt("hang");
-    await vi.waitFor(() => expect(store.state.running).toBe(true));
+    // The turn starts once the fake agent (a new Node process) has started: over vi.waitFor's default
+    // second on a busy machine.
+    await vi.waitFor(() => expect(store.state.running).toBe(true), { timeout: 10_000 });
     await c.cancel();
     await turn;
     expect(store.state.stopReason).toBe("cancelled");

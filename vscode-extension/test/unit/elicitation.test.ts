@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { answerWords, formContent, formFields } from "../../shared/elicitation";
-import { QuestionBroker } from "../../src/questions";
-import { SessionStore } from "../../src/store";
+import { QuestionBroker } from "../../src/review/questions";
+import { SessionStore } from "../../src/session/store";
 
 const schema = {
   type: "object",

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { bridgeModel, describeAgent } from "../../src/agentInfo";
-import { describeFailure, failureMessage } from "../../src/failure";
+import { bridgeModel, describeAgent } from "../../src/install/agentInfo";
+import { describeFailure, failureMessage } from "../../src/install/failure";
 
 describe("an agent that stopped, said so the user can act", () => {
   const noModule = {

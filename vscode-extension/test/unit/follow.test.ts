@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import * as vscode from "vscode";
-import { FollowAlong } from "../../src/follow";
+import { FollowAlong } from "../../src/review/follow";
 import type { ToolCard } from "../../shared/state";
 
 vi.mock("vscode", async () => (await import("jest-mock-vscode")).createVSCodeMock(vi));

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import * as vscode from "vscode";
-import { changedSpan, readTextFile, writeTextFile } from "../../src/fsHandlers";
+import { changedSpan, readTextFile, writeTextFile } from "../../src/review/fsHandlers";
 
 vi.mock("vscode", async () => (await import("jest-mock-vscode")).createVSCodeMock(vi));
 

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { mergeServers, readMcpJson, serverMap, stripJsonc, toAcpServers } from "../../src/mcpConfig";
+import { mergeServers, readMcpJson, serverMap, stripJsonc, toAcpServers } from "../../src/session/mcpConfig";
 
 const vars = { workspaceFolder: "/ws", userHome: "/home/u", env: { TOKEN: "t0k" } };
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { RequestPermissionRequest } from "../../shared/acp";
-import { type ApprovalPrompt, PermissionBroker, questionText } from "../../src/permissions";
-import { SessionStore } from "../../src/store";
+import { type ApprovalPrompt, PermissionBroker, questionText } from "../../src/review/permissions";
+import { SessionStore } from "../../src/session/store";
 
 const request: RequestPermissionRequest = {
   sessionId: "s1",

@@ -5,9 +5,9 @@
 import { describe, expect, it, vi } from "vitest";
 import * as vscode from "vscode";
 import type { RulesListing } from "../../src/acp/connection";
-import { ruleLines, rulesMessage } from "../../src/rules";
-import { RulesView } from "../../src/rulesView";
-import { SessionStore } from "../../src/store";
+import { ruleLines, rulesMessage } from "../../src/views/rules";
+import { RulesView } from "../../src/views/rulesView";
+import { SessionStore } from "../../src/session/store";
 
 vi.mock("vscode", async () => (await import("jest-mock-vscode")).createVSCodeMock(vi));
 

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { emptyState } from "../../shared/state";
-import { MAX_SESSIONS, SessionArchive } from "../../src/sessionArchive";
+import { MAX_SESSIONS, SessionArchive } from "../../src/session/sessionArchive";
 
 describe("session archive (answers and views the client keeps)", () => {
   it("keeps answers per session across instances (a reopened window)", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { TERMINAL_KEEP_CHARS } from "../../shared/state";
-import { SessionStore } from "../../src/store";
+import { SessionStore } from "../../src/session/store";
 
 describe("host store under load", () => {
   it("takes 1,000 tool calls and 10 MB of terminal output quickly, with bounded memory", () => {

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { COMMANDS, CONTAINER_ID, RULES_VIEW_ID, VIEW_ID } from "../../src/ids";
-import { newNonce, webviewHtml } from "../../src/webviewHtml";
+import { newNonce, webviewHtml } from "../../src/views/webviewHtml";
 
 describe("webview HTML", () => {
   const html = webviewHtml({ cspSource: "vscode-resource:", scriptUri: "s.js", styleUri: "s.css" }, "NONCE123");
