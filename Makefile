@@ -12,7 +12,7 @@ WHEELHOUSE := .cache/wheelhouse
 # packages from the wheelhouse only. uv has no environment variable for --no-index: offline instead.
 NO_INDEX   := PIP_NO_INDEX=1 PIP_FIND_LINKS=$(CURDIR)/$(WHEELHOUSE) UV_OFFLINE=1 UV_FIND_LINKS=$(CURDIR)/$(WHEELHOUSE)
 
-.PHONY: demo test test-python test-extension lint types bench setup wheelhouse wheel clean
+.PHONY: demo test test-python test-extension lint types bench setup wheelhouse editor-clients wheel clean
 
 demo: $(STAMP)
 	$(BIN)/acp-bridge demo
@@ -21,7 +21,7 @@ test: lint types test-python test-extension
 
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml uv.lock scripts/setup.sh scripts/find-python.sh scripts/system-deps.sh scripts/editor-clients.sh
+$(STAMP): pyproject.toml uv.lock scripts/setup.sh scripts/find-python.sh scripts/system-deps.sh
 	PY="$(PY)" bash scripts/setup.sh
 	bash scripts/system-deps.sh
 	touch $(STAMP)
@@ -33,8 +33,12 @@ lint: $(STAMP)
 types: $(STAMP)
 	$(BIN)/mypy
 
-test-python: $(STAMP) wheelhouse
+test-python: $(STAMP) wheelhouse editor-clients
 	$(BIN)/pytest -q
+
+# The editors the client tests drive: Neovim 0.11 (PyPI) and Emacs 29+ (Debian), for the tests only.
+editor-clients: $(STAMP)
+	bash scripts/editor-clients.sh
 
 test-extension: $(STAMP) wheelhouse
 	$(NO_INDEX) bash vscode-extension/scripts/test.sh

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The editor plugins the client tests run (CodeCompanion, plenary.nvim, agentic.nvim, agent-shell and its
 # libraries), each at the commit tests/clients/plugins.txt pins, into .cache/clients/plugins/<name>.
-# They are no package of PyPI, npm or Debian, so they come from their own git repositories (the host is
-# $PLUGIN_GIT_BASE, default GitHub); a machine that cannot reach them skips those tests, which say so.
+# They are no package of PyPI, npm or Debian, so they come from their own git repositories, under the git
+# host $PLUGIN_GIT_BASE names (required; nothing runs this script on its own: `make test` and CI never do,
+# and a machine without the plugins skips their tests, which say so).
 # Idempotent: a plugin already at its commit (its `.pinned` file) is not fetched again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-base=${PLUGIN_GIT_BASE:-https://github.com}
+base=${PLUGIN_GIT_BASE:?set PLUGIN_GIT_BASE to the git host of the repositories in tests/clients/plugins.txt}
 plugins=.cache/clients/plugins
 mkdir -p "$plugins"
 status=0

