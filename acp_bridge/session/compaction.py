@@ -78,7 +78,7 @@ SUMMARY_INSTRUCTIONS: Final = (
 
 
 class CompactionHost(Protocol):
-    """What a compaction needs of its session (`sessions.Session` is one)."""
+    """What a compaction needs of its session (`session.session.Session` is one)."""
 
     @property
     def id(self) -> str: ...

@@ -69,9 +69,9 @@ _FINISH_STOPS: dict[str, StopReason] = {"length": "max_tokens", "content_filter"
 
 
 class TurnHost(CardHost, Protocol):
-    """What a turn needs of its session (`sessions.Session` is one): where its updates and log events go,
-    the model, the tools and who runs them, and (`CardHost`) the channel, the scope, the wire context, the
-    permission state its cards reflect and the keeper of cards whose commands run on."""
+    """What a turn needs of its session (`session.session.Session` is one): where its updates and log
+    events go, the model, the tools and who runs them, and (`CardHost`) the channel, the scope, the wire
+    context, the permission state its cards reflect and the keeper of cards whose commands run on."""
 
     @property
     def id(self) -> str: ...
@@ -322,7 +322,7 @@ class Turn:
         # group between SIGTERM and SIGKILL; a file tool finishes its atomic rename). The signal is one
         # edge per call: the pipeline cancels the tool's body once, and the tool cleans up and settles
         # with its failure as data. A tool that ignores it is not waited for either: its session gives
-        # the turn `CANCEL_GRACE` seconds, then abandons it (`Session.prompt`).
+        # the turn `CANCEL_GRACE` seconds, then abandons it (`session.prompt_slot`).
         results = await run_step(host.scope, inputs, modes=modes)
         concluded = False
         for call, result in zip(calls, results, strict=True):
