@@ -19,7 +19,8 @@ for clients that advertised `session.notices` (an agent message otherwise), and 
 the full context. `session/load` replays a compaction where it happened, completed.
 
 Must not: drop a tool call or its result from the messages it keeps, rewrite the history when the summary
-failed or was cancelled, or let a cancel wait on the model (the stream runs in a cancel scope).
+failed or was cancelled, or let a cancel wait on the model (the summary streams as a turn's step does,
+`turn.model_step.stream_model_step`).
 """
 
 from __future__ import annotations
@@ -27,10 +28,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from typing import Any, Final, Literal, Protocol
-
-import anyio
 
 from acp_bridge import mapping
 from acp_bridge.client.channel import ClientChannel, Update
@@ -41,7 +40,6 @@ from acp_bridge.models import (
     ModelBackend,
     ModelError,
     StepComplete,
-    StepEvent,
     StepRequest,
     TextDelta,
     ToolResultMessage,
@@ -49,6 +47,7 @@ from acp_bridge.models import (
     estimate_tokens,
 )
 from acp_bridge.session.config_options import SessionControls
+from acp_bridge.turn.model_step import StepDelta, stream_model_step
 from registry_core import CancelSignal
 
 log = logging.getLogger(__name__)
@@ -64,7 +63,6 @@ MAX_RESULT_CHARS: Final = 4_000
 MAX_ARGUMENT_CHARS: Final = 1_000
 TRANSCRIPT_WINDOW_SHARE: Final = 0.5
 MAX_TRANSCRIPT_CHARS_WITHOUT_WINDOW: Final = 400_000
-STREAM_CLOSE_DEADLINE_S: Final = 0.5
 
 SUMMARY_HEADING: Final = "[Summary of the earlier conversation, written when the context was compacted]"
 SUMMARY_SYSTEM_PROMPT: Final = (
@@ -80,7 +78,7 @@ SUMMARY_INSTRUCTIONS: Final = (
 
 
 class CompactionHost(Protocol):
-    """What a compaction needs of its session (`sessions.Session` is one)."""
+    """What a compaction needs of its session (`session.session.Session` is one)."""
 
     @property
     def id(self) -> str: ...
@@ -341,36 +339,17 @@ class Compactor:
         self, request: StepRequest, signal: CancelSignal, chunk_id: str | None
     ) -> tuple[str, StepComplete | None]:
         """The summary's text and the step's end (None when cancelled), each text piece sent as a summary
-        chunk when `chunk_id` is given. Runs in a cancel scope the signal cancels, as a turn's step does."""
+        chunk when `chunk_id` is given. Streamed as a turn's step is: a cancel through `signal` interrupts
+        it at once, and the stream is closed, shielded and bounded, however it ended."""
         pieces: list[str] = []
-        complete: StepComplete | None = None
-        if signal.cancelled:
-            return "", None
-        stream = self.host.backend.stream_step(request)
-        with anyio.CancelScope() as scope:
-            dispose = signal.on_cancel(lambda _reason: scope.cancel())
-            try:
-                async for event in stream:
-                    if isinstance(event, TextDelta) and event.text:
-                        pieces.append(event.text)
-                        if chunk_id is not None:
-                            self.host.send(mapping.compaction_summary_chunk(chunk_id, event.text))
-                            await self.host.channel.drain()
-                    elif isinstance(event, StepComplete):
-                        complete = event
-            finally:
-                dispose()
-                await _close(stream)
-        if scope.cancelled_caught:
-            return "", None
-        if complete is None:
-            raise ModelError("the model's summary ended without completing", kind="protocol")
-        return "".join(pieces), complete
+        host = self.host
 
+        async def on_event(event: StepDelta) -> None:
+            if isinstance(event, TextDelta) and event.text:
+                pieces.append(event.text)
+                if chunk_id is not None:
+                    host.send(mapping.compaction_summary_chunk(chunk_id, event.text))
+                    await host.channel.drain()
 
-async def _close(stream: AsyncIterator[StepEvent]) -> None:
-    """Close the summary's stream now, shielded and bounded: it may be closing because of a cancel."""
-    aclose = getattr(stream, "aclose", None)
-    if aclose is not None:
-        with anyio.move_on_after(STREAM_CLOSE_DEADLINE_S, shield=True):
-            await aclose()
+        complete = await stream_model_step(host.backend, request, signal, on_event, what="summary")
+        return ("".join(pieces), complete) if complete is not None else ("", None)

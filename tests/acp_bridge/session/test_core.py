@@ -387,9 +387,9 @@ class UnclosableModel:
 async def test_a_model_stream_that_will_not_close_still_lets_a_cancelled_turn_stop_by_itself(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from acp_bridge.turn import loop as turn
+    from acp_bridge.turn import model_step
 
-    monkeypatch.setattr(turn, "STREAM_CLOSE_DEADLINE_S", 0.1)
+    monkeypatch.setattr(model_step, "STREAM_CLOSE_DEADLINE_S", 0.1)
     channel = StuckClient()
     model = UnclosableModel()
     manager = SessionManager(channel, model, tools(), CoreConfig())
