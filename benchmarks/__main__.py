@@ -23,6 +23,7 @@ MODULES = {
     "code_mode": "benchmarks.code_mode_bench",
     "prompt": "benchmarks.prompt_bench",
     "background": "benchmarks.background_bench",
+    "steering": "benchmarks.steering_bench",
 }
 
 

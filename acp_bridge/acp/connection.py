@@ -278,11 +278,12 @@ class AcpAgent:
         if isinstance(request_id, (int, str)):
             self._prompts[request_id] = session.id
         try:
-            stop = await session.prompt(list(asked.blocks))
+            # steer: taken while a turn runs too (session/steering.py)
+            answer = await session.submit(list(asked.blocks), asked.message_id)
         finally:
             if isinstance(request_id, (int, str)):
                 self._prompts.pop(request_id, None)
-        return {"stopReason": stop}
+        return answer.response()
 
     async def set_mode(self, raw: object, _id: object) -> dict[str, Any]:
         asked = params.read_set_mode(raw)

@@ -4,9 +4,9 @@ The core takes typed arguments and never sees the wire, so this is where ACP's f
 way in. Each `read_*` function takes a request's raw `params` (whatever JSON the client sent) and returns
 a frozen value, or raises `InvalidParams` (-32602) whose message names the field by its path in the
 params ("additionalDirectories[1] must be an absolute path, got 'src'"), so the client can tell which one
-it got wrong. Fields this agent does not read (`_meta`, unknown keys) are ignored. What only the core can
-judge (an unknown session, a cwd that is not the stored session's, a mode or model that does not exist, a
-prompt's content) stays the core's to refuse.
+it got wrong. Fields this agent does not read (unknown keys, `_meta` but a prompt's message id) are
+ignored. What only the core can judge (an unknown session, a cwd that is not the stored session's, a mode
+or model that does not exist, a prompt's content) stays the core's to refuse.
 
 ACP's `mcpServers` is read here too (`mcp.config.parse_acp`), leniently: an entry that cannot be used is
 reported in the session, not a reason to refuse it; and the proposed `systemPrompt`
@@ -30,6 +30,7 @@ from acp_bridge.common.errors import InvalidParams, quoted
 from acp_bridge.history.session_index import clean_title
 from acp_bridge.mcp.config import ServerList, parse_acp
 from acp_bridge.session.client_prompt import ClientSystemPrompt, read_client_prompt
+from acp_bridge.session.steering import client_message_id
 
 # --- what each request carries -------------------------------------------------------------------------
 
@@ -65,10 +66,13 @@ class ReopenParams:
 
 @dataclass(frozen=True, slots=True)
 class PromptParams:
-    """`session/prompt`: the content blocks as sent (the core reads their content)."""
+    """`session/prompt`: the content blocks as sent (the core reads their content), and the client's id
+    for the message when its `_meta.acpBridge.messageId` is a usable one (steering echoes it; anything
+    else there is ignored, as `_meta` must be)."""
 
     session_id: str
     blocks: tuple[Mapping[str, Any], ...]
+    message_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,7 +203,7 @@ def read_prompt(raw: object) -> PromptParams:
             where = f"prompt[{i}]"
             message = f"{where} must be a content block object, got {quoted(block)}"
             raise InvalidParams(message, data={"field": where})
-    return PromptParams(session_id, tuple(blocks))
+    return PromptParams(session_id, tuple(blocks), client_message_id(fields.get("_meta")))
 
 
 def read_set_mode(raw: object) -> SetModeParams:

@@ -1,6 +1,6 @@
 """The core's settings the command line shows before any of the core is loaded: the permission modes, the
-Code Mode choices, the default step limit and the default model endpoint, for every folder above
-(`permissions/policy.py` re-exports the modes).
+Code Mode choices, the default step limit, the default model endpoint and what a late steer does, for
+every folder above (`permissions/policy.py` re-exports the modes).
 
 Must not: import anything but the standard library; `cli.build_parser` imports this, and building the
 parser (or answering `--help`) must not load the registry (pydantic), the tools (httpx) or a face.
@@ -20,6 +20,12 @@ CODE_MODES: tuple[CodeMode, ...] = ("off", "on", "only")
 DEFAULT_CODE_MODE: CodeMode = "on"
 
 ModeId = Literal["default", "accept_edits", "plan", "full_access"]
+
+# Steering (docs/sessions.md): a prompt sent while the model gives a turn's final answer takes the turn one
+# more step ("step", Codex's behaviour), or runs as the next prompt right after it ("turn", Claude Code's).
+SteerLate = Literal["step", "turn"]
+STEER_LATE: tuple[SteerLate, ...] = ("step", "turn")
+DEFAULT_STEER_LATE: SteerLate = "step"
 
 
 # NamedTuples rather than dataclasses in what `serve` loads before answering `initialize`: one takes a

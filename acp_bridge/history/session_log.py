@@ -62,13 +62,19 @@ class UserPrompt:
     `blocks`: the prompt's ACP content blocks as the client sent them (bounded by `prompt_blocks`), for
     a replay to show; None for a prompt of text alone, and in logs older than the field. On disk an image
     is stored once: a block whose image is one of `images` (an `image` block, or a `resource` whose blob
-    it is) names it by its index there (`imageRef`) instead of repeating its data."""
+    it is) names it by its index there (`imageRef`) instead of repeating its data.
+
+    `steered`: the user sent it while a turn ran, and it joined that turn where it is logged (no prompt of
+    its own: it starts no turn); `message_id` is the id its echo carried (`user_message_chunk`'s
+    `messageId`). Both absent in logs older than steering."""
 
     KIND: ClassVar[str] = "user"
 
     text: str
     images: tuple[ImageData, ...] = ()
     blocks: tuple[JsonValue, ...] | None = None
+    steered: bool = False
+    message_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.KIND, "text": self.text}
@@ -77,6 +83,10 @@ class UserPrompt:
         if self.blocks is not None:
             refs = {image.data: index for index, image in reversed(list(enumerate(self.images)))}
             out["blocks"] = [_with_image_ref(thaw(block), refs) for block in self.blocks]
+        if self.steered:
+            out["steered"] = True
+        if self.message_id is not None:
+            out["messageId"] = self.message_id
         return out
 
     @staticmethod
@@ -90,12 +100,15 @@ class UserPrompt:
             and isinstance(i.get("data"), str)
         )
         blocks = raw.get("blocks")
+        message_id = raw.get("messageId")
         return UserPrompt(
             str(raw["text"]),
             images,
             tuple(_with_image_data(b, images) for b in blocks if isinstance(b, Mapping))
             if isinstance(blocks, list)
             else None,
+            steered=raw.get("steered") is True,
+            message_id=message_id if isinstance(message_id, str) else None,
         )
 
 

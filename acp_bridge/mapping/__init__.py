@@ -90,6 +90,7 @@ from .messages import (
     user_content_chunk,
     user_image_chunk,
     user_message_chunk,
+    user_prompt_chunks,
 )
 from .nested import (
     NestedLine,
@@ -230,6 +231,7 @@ __all__ = [
     "user_content_chunk",
     "user_image_chunk",
     "user_message_chunk",
+    "user_prompt_chunks",
     "with_nested_calls",
     "with_parent",
 ]

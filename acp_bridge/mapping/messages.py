@@ -7,7 +7,7 @@ Must not: know tools or cards; a plan is recognised by its shape alone, and a ma
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, get_args
 from urllib.parse import unquote, urlsplit
 
@@ -133,6 +133,35 @@ def user_content_chunk(
     if not isinstance(resource, Mapping) or not isinstance(resource.get("uri"), str):
         return None
     return _embedded_chunk(resource, max_bytes)
+
+
+def user_prompt_chunks(
+    text: str,
+    images: Sequence[tuple[str, str]],
+    blocks: Sequence[Mapping[str, Any]] | None,
+    *,
+    message_id: str | None = None,
+    max_bytes: int = DEFAULT_MAX_UPDATE_BYTES,
+) -> list[MessageChunk]:
+    """A user's prompt shown as they sent it: one `user_message_chunk` per content block (`blocks`, as
+    logged), or, without them (text alone, an older log), its text then its `images` (mime type, base64
+    data). Each chunk carries `message_id` when given (its bytes taken from the budget), so a client tells
+    this message from the ones around it."""
+    budget = max_bytes - (len(message_id) * 6 + 32 if message_id is not None else 0)
+    chunks: list[MessageChunk] = []
+    if blocks is not None:
+        for block in blocks:
+            chunk = user_content_chunk(block, max_bytes=budget)
+            if chunk is not None:
+                chunks.append(chunk)
+    else:
+        if text:
+            chunks.append(user_message_chunk(text, max_bytes=budget))
+        chunks.extend(user_image_chunk(mime_type, data, max_bytes=budget) for mime_type, data in images)
+    if message_id is not None:
+        for chunk in chunks:
+            chunk["messageId"] = message_id
+    return chunks
 
 
 def _link(block: Mapping[str, Any]) -> ResourceLinkContent | None:

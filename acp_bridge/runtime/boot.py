@@ -40,7 +40,9 @@ from acp_bridge.common.settings import (
     DEFAULT_BASE_URL,
     DEFAULT_CODE_MODE,
     DEFAULT_MAX_STEPS,
+    DEFAULT_STEER_LATE,
     MODES,
+    STEER_LATE,
 )
 
 if TYPE_CHECKING:
@@ -113,6 +115,14 @@ def add_core_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PERCENT",
         help="compact the conversation (the model summarizes the older part) once the context is this "
         "full; 'off' never does it by itself (/compact still does). Default: 80",
+    )
+    model.add_argument(
+        "--steer-late",
+        choices=STEER_LATE,
+        default=DEFAULT_STEER_LATE,
+        help="a prompt sent while a turn runs joins it before its next model request; one sent while the "
+        "model gives its final answer makes the turn take one more step ('step', as Codex does) or runs as "
+        "the next prompt, right after ('turn', as Claude Code does). Default: step",
     )
     model.add_argument(
         "--vision",
@@ -370,6 +380,7 @@ def load_core(args: argparse.Namespace, mcp_servers: ServerList | None) -> CoreS
             vision=args.vision,
             rules_dir=str(state / "rules") if args.remember == "project" else None,
             code_mode=getattr(args, "code_mode", DEFAULT_CODE_MODE),
+            steer_late=getattr(args, "steer_late", DEFAULT_STEER_LATE),
         ),
         store=_open_store(state, keep_history=not args.no_history),
     )

@@ -8,7 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from acp_bridge.common.settings import DEFAULT_CODE_MODE, DEFAULT_MAX_STEPS, CodeMode
+from acp_bridge.common.settings import (
+    DEFAULT_CODE_MODE,
+    DEFAULT_MAX_STEPS,
+    DEFAULT_STEER_LATE,
+    CodeMode,
+    SteerLate,
+)
 from acp_bridge.models.catalog import Price
 from acp_bridge.permissions.policy import PolicyConfig
 from acp_bridge.session.compaction import DEFAULT_COMPACT_AT
@@ -43,3 +49,5 @@ class CoreConfig:
     # Code Mode: "off" (no `run_code`), "on" (`run_code` beside the other tools), "only" (the model gets
     # `run_code` alone; every other tool is reached through a program, and a direct call is refused).
     code_mode: CodeMode = DEFAULT_CODE_MODE
+    # `--steer-late`: what a prompt sent while the model gives a turn's final answer does (session/steering).
+    steer_late: SteerLate = DEFAULT_STEER_LATE

@@ -216,21 +216,20 @@ class _Player:
 
     def user_prompt(self, event: UserPrompt) -> None:
         self.end_step()
-        self.prompts += 1
-        if self.first_prompt is None:
-            self.first_prompt = event.text
+        if not event.steered:  # a steered prompt joined the turn it is logged in (turn/steering.py)
+            self.prompts += 1
+            if self.first_prompt is None:
+                self.first_prompt = event.text
         self.host.history.append(UserMessage(event.text, event.images))
-        if event.blocks is not None:
-            # The prompt as the user sent it, block by block (their words, the files they attached).
-            for block in event.blocks:
-                chunk = mapping.user_content_chunk(block, max_bytes=self.host.wire.max_update_bytes)
-                if chunk is not None:
-                    self.host.send(chunk)
-            return
-        if event.text:
-            self.host.send(mapping.user_message_chunk(event.text))
-        for image in event.images:
-            self.host.send(mapping.user_image_chunk(image.mime_type, image.data))
+        # The prompt as the user sent it, block by block (their words, the files they attached).
+        for chunk in mapping.user_prompt_chunks(
+            event.text,
+            [(image.mime_type, image.data) for image in event.images],
+            event.blocks,
+            message_id=event.message_id,
+            max_bytes=self.host.wire.max_update_bytes,
+        ):
+            self.host.send(chunk)
 
     def assistant_step(self, event: AssistantStep) -> None:
         self.end_step()

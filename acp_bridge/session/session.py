@@ -58,6 +58,7 @@ from acp_bridge.session.processes import SessionResources
 from acp_bridge.session.prompt_blocks import Prompt, read_prompt
 from acp_bridge.session.prompt_context import INSTRUCTIONS_SERVICE, SessionContext
 from acp_bridge.session.prompt_slot import PromptSlot
+from acp_bridge.session.steering import PromptAnswer, SessionSteering
 from acp_bridge.session.title import SessionTitle
 from acp_bridge.turn.loop import StopReason, Turn
 from presenters.ask_user import QUESTIONS_SERVICE
@@ -138,6 +139,8 @@ class Session:
             cwd=cwd, terminal_meta=self.channel.capabilities.terminal_meta, extra_roots=roots[1:]
         )
         self.slot = PromptSlot(session_id)
+        # steer: prompts sent while a turn runs (steering.py); the turn's `steering` inbox.
+        self.steering = SessionSteering(self, manager.config.steer_late)
         self.approvals = SessionApprovals(
             self, self.slot, manager.config.policy, manager.project_rules, recording=manager.recording
         )
@@ -238,6 +241,23 @@ class Session:
 
     # --- prompts ----------------------------------------------------------------------------------
 
+    async def submit(self, blocks: object, meta: object = None) -> PromptAnswer:
+        """A `session/prompt`: a prompt, or, while one runs, a steer that joins it (steering.py). Raises as
+        `prompt` does, but never for a prompt already running."""
+        return await self.steering.submit(blocks, meta)
+
+    def read(self, blocks: object) -> Prompt:
+        """A prompt's content read for the model. Raises InvalidParams: bad content, or images for a
+        model that cannot see them."""
+        prompt = read_prompt(blocks)
+        if prompt.images and not self.vision:
+            raise InvalidParams(
+                f"This prompt has {len(prompt.images)} image(s), but the model {self.backend.name} cannot "
+                "see images: remove them, or start the bridge with --vision if this model accepts them.",
+                data={"images": len(prompt.images), "model": self.backend.name},
+            )
+        return prompt
+
     async def prompt(self, blocks: object) -> StopReason:
         """Run one prompt to its stop reason. Raises InvalidRequest (one already runs), InvalidParams (bad
         content), AuthRequired / InternalError (the model failed; the message says how)."""
@@ -246,7 +266,7 @@ class Session:
                 f"session {self.id} is already running a prompt: wait for its response, or send "
                 "session/cancel first"
             )
-        prompt = read_prompt(blocks)
+        prompt = self.read(blocks)
         text = prompt.text
         compact_focus = compact_command(text) if not prompt.images else None
         if text.startswith("/") and compact_focus is None and not prompt.images:
@@ -254,18 +274,11 @@ class Session:
             if handled:
                 self.tell_info()
                 return "end_turn"
-        vision = self.vision
-        if prompt.images and not vision:
-            raise InvalidParams(
-                f"This prompt has {len(prompt.images)} image(s), but the model {self.backend.name} cannot "
-                "see images: remove them, or start the bridge with --vision if this model accepts them.",
-                data={"images": len(prompt.images), "model": self.backend.name},
-            )
         # Told when the prompt ends, with its time, so the client's list updates once per prompt.
         self.title_info.from_prompt(text)
         try:
             # prompt glue: `/init` becomes the prompt asking for an AGENTS.md (init_command).
-            return await self._run_turn(init_command.expand(prompt), vision, compact_focus)
+            return await self._run_turn(init_command.expand(prompt), self.vision, compact_focus)
         finally:
             self.tell_info(activity=True)
 
@@ -291,13 +304,21 @@ class Session:
             if compact_focus is None
             else turn.run_compaction(compact_focus or None)
         )
-        task = await self.slot.run(turn, work)
-        if compact_focus is None:
-            self.turn_index += 1  # `/compact` is no prompt of the model's: the script's turns stay in step
-        return self.slot.stop_reason(turn, task)
+        try:
+            task = await self.slot.run(turn, work)
+            if compact_focus is None:
+                self.turn_index += 1  # `/compact` is no prompt of the model's: the script stays in step
+            stop = self.slot.stop_reason(turn, task)
+        except BaseException as exc:
+            self.steering.turn_ended(None, exc)  # steer: the prompts it took fail with it
+            raise
+        self.steering.turn_ended(stop)  # steer: answered with it, or run next (steering.py)
+        return stop
 
     def cancel(self) -> None:
-        """Cancel the running prompt, if any (model stream, tools, pending questions)."""
+        """Cancel the running prompt, if any (model stream, tools, pending questions), and the prompts
+        queued to join it."""
+        self.steering.cancel()
         self.slot.cancel()
 
     async def stop(self) -> None:

@@ -46,6 +46,7 @@ from acp_bridge.models.images import result_images, without_images
 from acp_bridge.turn.cards import USER_CANCEL, CardBook, CardHost
 from acp_bridge.turn.model_step import StepDelta, stream_model_step
 from acp_bridge.turn.nested import NestedCards
+from acp_bridge.turn.steering import SteeringInbox, deliver, takes_step
 from registry_core import (
     Agent,
     CancelController,
@@ -85,6 +86,11 @@ class TurnHost(CardHost, Protocol):
     @property
     def mcp(self) -> SessionServers | None:
         """The session's MCP servers, or None when it has none."""
+        ...
+
+    @property
+    def steering(self) -> SteeringInbox | None:
+        """The prompts the user sends while the turn runs (`turn.steering`), if the host takes any."""
         ...
 
     def model_schemas(self) -> list[dict[str, Any]]:
@@ -218,6 +224,8 @@ class Turn:
                 for note in host.background.end_notes() if host.background is not None else ():
                     self.history.append(UserMessage(note))
                     self._record(DeferredContext(note))
+                # steer: what the user sent while the turn ran joins it here (turn/steering.py).
+                deliver(host.steering, self.history, self._send, self._record, host.wire.max_update_bytes)
                 model, effort = host.model_choice()
                 if registry.tools_version != tools_version:
                     # A tool came or went (an MCP server's list changed): the next step sees the new list.
@@ -248,7 +256,10 @@ class Turn:
                 if complete is None:
                     return "cancelled"
                 if not calls:
-                    return _FINISH_STOPS.get(complete.finish_reason or "", "end_turn")
+                    stop = _FINISH_STOPS.get(complete.finish_reason or "", "end_turn")
+                    if stop == "end_turn" and step_index + 1 < self.max_steps and takes_step(host.steering):
+                        continue  # steer: sent during the final answer, it gets one more step (steering.py)
+                    return stop
                 concluded = await self._run_calls(calls)
                 if self.cancelled:
                     return "cancelled"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import time
 from pathlib import Path
@@ -189,21 +190,35 @@ async def test_invalid_params_and_unknown_session(bridges: StartBridge, tmp_path
     assert unknown["error"]["code"] == -32002
 
 
-async def test_a_second_prompt_while_one_runs_is_rejected(
+async def test_a_second_prompt_while_one_runs_joins_it(
     bridges: StartBridge, tmp_path: Path, workspace: Path
 ) -> None:
-    nap = {"id": "n1", "name": "nap", "arguments": {"seconds": 0.5, "label": "slow"}}
-    bridge = await bridges(model=_one_turn(tmp_path, {"tool_calls": [nap]}, {"text": "done"}))
-    await bridge.initialize()
-    session_id = await bridge.new_session(workspace)
-    first = asyncio.ensure_future(bridge.prompt(session_id, "one"))
-    await bridge.wait_for(lambda: bool(bridge.call_updates("n1")))
-    response = await _request(
-        bridge, "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "two"}]}, 908
-    )
-    assert response["error"]["code"] == -32600
-    assert "already running a prompt" in response["error"]["message"]
-    assert await first == "end_turn"
+    """Steering (docs/sessions.md): taken, not refused; both answered when the turn ends."""
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    held = os.open(gate, os.O_RDWR | os.O_NONBLOCK)  # `head` opens it at once, and reads what is written
+    try:
+        read = {"id": "b1", "name": "bash", "arguments": {"command": f"head -n 1 {gate}"}}
+        bridge = await bridges(
+            "--allow-tool", "bash", model=_one_turn(tmp_path, {"tool_calls": [read]}, {"text": "done"})
+        )
+        await bridge.initialize()
+        session_id = await bridge.new_session(workspace)
+        first = asyncio.ensure_future(bridge.prompt(session_id, "one"))
+        await bridge.wait_for(
+            lambda: any(u.get("status") == "in_progress" for u in bridge.call_updates("b1"))
+        )
+        two = {"sessionId": session_id, "prompt": [{"type": "text", "text": "two"}]}
+        second = asyncio.ensure_future(_request(bridge, "session/prompt", two, 908))
+        await _request(bridge, "_acpBridge/listRules", {"sessionId": session_id}, 909)  # "two" was read
+        os.write(held, b"go\n")
+        assert await first == "end_turn"
+        response = await second
+        assert response["result"] == {"stopReason": "end_turn", "_meta": {"acpBridge": {"steered": True}}}
+        echoed = [u for u in bridge.updates(session_id) if u["sessionUpdate"] == "user_message_chunk"]
+        assert [u["content"]["text"] for u in echoed] == ["two"]
+    finally:
+        os.close(held)
 
 
 async def test_two_sessions_run_at_once_and_stay_isolated(

@@ -4,8 +4,9 @@ Each request to `.../chat/completions` is recorded (method, path, headers, body)
 answered with the next queued response: an SSE stream (`SSE`, or `chat(...)` to build a realistic one,
 usage chunk included), an HTTP error with a JSON body and optional `Retry-After` (`HTTPError`), or a
 connection closed without any answer (`Disconnect`). An SSE stream can also drop the connection after N
-chunks or stall after N chunks until the client goes away. With the queue empty it answers 400 and says
-so, so an unexpected request fails loudly.
+chunks, stall after N chunks until the client goes away, or wait after N chunks until the test releases it
+(`Hold`: the test knows the model is mid-answer, does something, then lets the answer finish). With the
+queue empty it answers 400 and says so, so an unexpected request fails loudly.
 
 Like a real endpoint it also has:
 - `GET .../models` (recorded in `model_requests`): OpenAI's list (`{"object": "list", "data": [...]}`) of
@@ -54,6 +55,7 @@ __all__ = [
     "Disconnect",
     "FakeOpenAIServer",
     "HTTPError",
+    "Hold",
     "RecordedRequest",
     "Response",
     "chat",
@@ -64,6 +66,42 @@ __all__ = [
 # --- responses -----------------------------------------------------------------------------------
 
 
+class Hold:
+    """A point an SSE answer waits at (`SSE(..., hold=hold, hold_after=N)`): once N chunks are sent,
+    `reached` is set and the stream waits, its connection open, until `release()` (or the client goes
+    away). Usable from any thread; in process only (not in a `--script` file)."""
+
+    def __init__(self) -> None:
+        self.reached = threading.Event()
+        self._lock = threading.Lock()
+        self._released = False
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
+
+    def release(self) -> None:
+        with self._lock:
+            self._released = True
+            waiters, self._waiters = self._waiters, []
+        for loop, event in waiters:
+            with contextlib.suppress(RuntimeError):  # the server's loop already closed
+                loop.call_soon_threadsafe(event.set)
+
+    async def wait_reached(self, within: float = 10.0) -> None:
+        """From a test's event loop: until the stream is held (TimeoutError after `within` s)."""
+        if not await asyncio.to_thread(self.reached.wait, within):
+            raise TimeoutError(f"the held answer was not reached within {within} s")
+
+    async def pause(self) -> None:
+        """The server's side: mark the point reached and wait for `release()`."""
+        event = asyncio.Event()
+        with self._lock:
+            if not self._released:
+                self._waiters.append((asyncio.get_running_loop(), event))
+            else:
+                event.set()
+        self.reached.set()
+        await event.wait()
+
+
 @dataclass(frozen=True)
 class SSE:
     """A 200 `text/event-stream` answer.
@@ -71,7 +109,8 @@ class SSE:
     `chunks`: a dict is sent as `data: <json>` plus a blank line; a str is sent verbatim (raw SSE text such
     as `": keep-alive\\n\\n"` or a malformed event). `done` appends `data: [DONE]`. `drop_after=N` aborts the
     TCP connection (no final chunk) after N chunks; `stall_after=N` sends N chunks and then holds the
-    connection open until the client closes it. `delay` is slept before each chunk.
+    connection open until the client closes it; `hold` with `hold_after=N` sends N chunks, then waits for
+    the test to release the hold before the rest. `delay` is slept before each chunk.
     """
 
     chunks: Sequence[Mapping[str, Any] | str]
@@ -80,6 +119,8 @@ class SSE:
     stall_after: int | None = None
     delay: float = 0.0
     content_type: str = "text/event-stream"
+    hold: Hold | None = field(default=None, compare=False)
+    hold_after: int = 1
 
 
 @dataclass(frozen=True)
@@ -468,6 +509,8 @@ class FakeOpenAIServer:
             if sse.stall_after is not None and sent >= sse.stall_after:
                 await self._stall(reader)
                 return
+            if sse.hold is not None and sent == sse.hold_after:
+                await sse.hold.pause()
             if sse.delay:
                 await asyncio.sleep(sse.delay)
             text = chunk if isinstance(chunk, str) else f"data: {json.dumps(chunk)}\n\n"
