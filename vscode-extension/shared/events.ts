@@ -28,6 +28,10 @@ export type SessionEvent =
   /** `blocks`: what the user attached (selections, files, images, mentions). */
   | { type: "userPrompt"; text: string; blocks?: ContentBlock[] }
   | { type: "turnEnded"; stopReason: string }
+  /** A message sent while the agent works ("Send now"); it shows where it landed once the agent echoes it. */
+  | { type: "steerSent"; messageId: string; text: string; blocks?: ContentBlock[] }
+  /** Its request was answered (`stopReason`) or failed (`error`). */
+  | { type: "steerAnswered"; messageId: string; stopReason?: string; error?: string }
   | { type: "turnCancelled" }
   | { type: "permissionRequested"; requestId: string; toolCall: ToolCallUpdate; options: PermissionOption[] }
   | { type: "permissionResolved"; requestId: string; outcome: string; feedback?: string }
@@ -60,6 +64,8 @@ export interface Change {
   /** The timeline was rebuilt from scratch (new session): re-render everything. */
   reset?: boolean;
   plan?: boolean;
+  /** The messages waiting to land (`steers`) changed. */
+  steers?: boolean;
   items?: string[];
   cards?: string[];
   terminals?: string[];

@@ -13,6 +13,11 @@
  * The card rules are the Python bridge's too (acp_bridge/mapping/fold.py): both are checked against the
  * same golden fixtures, <repo>/tests/fixtures/session_updates/ (test/unit/reducerGolden.test.ts), whose
  * README says where the two legitimately differ.
+ *
+ * Steering: a message sent while the agent works (`steerSent`) waits in `steers` until the agent echoes
+ * it (`user_message_chunk` under its `messageId`), which adds it to the timeline where it landed; the view
+ * never echoes it itself, so it shows once. The agent works (`running`) until the turn's prompt and every
+ * such message are answered. An agent that answers one without echoing it gets it shown at the end.
  */
 import type { ContentBlock, SessionUpdate, ToolCallUpdate } from "./acp";
 import type { Change, SessionEvent } from "./events";
@@ -39,6 +44,8 @@ export function applyEvent(state: SessionState, event: SessionEvent): Change {
         title: undefined,
         titleFromAgent: false,
         running: false,
+        prompting: false,
+        steers: [],
         stopReason: undefined,
         timeline: [],
         cards: {},
@@ -59,14 +66,32 @@ export function applyEvent(state: SessionState, event: SessionEvent): Change {
       state.timeline.push({ type: "user", id, text: event.text, blocks: event.blocks ?? [] });
       titleFromPrompt(state, event.text);
       state.running = true;
+      state.prompting = true;
       state.stopReason = undefined;
       return { timeline: true, header: true, plan };
     }
     case "turnEnded": {
-      state.running = false;
-      state.stopReason = event.stopReason;
-      const cards = event.stopReason === "cancelled" ? cancelUnfinished(state) : [];
-      return { header: true, cards };
+      state.prompting = false;
+      return endIfAnswered(state, event.stopReason);
+    }
+    case "steerSent":
+      state.steers.push({ messageId: event.messageId, text: event.text, blocks: event.blocks ?? [], landed: false });
+      state.running = true;
+      return { steers: true, header: true };
+    case "steerAnswered": {
+      const at = state.steers.findIndex((m) => m.messageId === event.messageId);
+      if (at < 0) return {};
+      const [steer] = state.steers.splice(at, 1);
+      const change: Change = { steers: true };
+      if (!steer!.landed) {
+        // Never echoed: refused (said so), or taken by an agent that does not say where (shown last).
+        if (event.error !== undefined) merge(change, pushNotice(state, "error", `Not sent: “${oneLine(steer!.text)}”: ${event.error}`));
+        else {
+          state.timeline.push({ type: "user", id: newItemId(state), messageId: steer!.messageId, text: steer!.text, blocks: steer!.blocks, steered: true });
+          change.timeline = true;
+        }
+      }
+      return merge(change, endIfAnswered(state, event.stopReason ?? "error"));
     }
     case "turnCancelled":
       return { cards: cancelUnfinished(state) };
@@ -113,6 +138,8 @@ export function applyEvent(state: SessionState, event: SessionEvent): Change {
         usage: v.usage,
         nextItemId: Math.max(state.nextItemId, v.nextItemId),
         running: false,
+        prompting: false,
+        steers: [],
       });
       // Questions that were open when the view was kept died with that connection.
       for (const card of Object.values(state.cards)) if (card.permission && card.permission.outcome === undefined) card.permission.outcome = "cancelled";
@@ -159,8 +186,16 @@ export function applyEvent(state: SessionState, event: SessionEvent): Change {
 
 function applyUpdate(state: SessionState, update: SessionUpdate): Change {
   switch (update.sessionUpdate) {
-    case "user_message_chunk":
-      return appendChunk(state, "user", update.content, update.messageId);
+    case "user_message_chunk": {
+      const steer = update.messageId == null ? undefined : state.steers.find((m) => m.messageId === update.messageId && !m.landed);
+      if (!steer) return appendChunk(state, "user", update.content, update.messageId);
+      // A message sent while the agent worked, echoed where it landed: it leaves the footer for there.
+      steer.landed = true;
+      const change = appendChunk(state, "user", update.content, update.messageId);
+      const item = state.timeline[state.timeline.length - 1];
+      if (item?.type === "user") item.steered = true;
+      return { ...change, steers: true };
+    }
     case "agent_message_chunk":
       return appendChunk(state, "agent", update.content, update.messageId);
     case "agent_thought_chunk":
@@ -223,6 +258,26 @@ function compactionItem(state: SessionState, compactionId: string): { item: Comp
   const item: CompactionView = { type: "compaction", id: newItemId(state), compactionId, status: "in_progress", summary: [] };
   state.timeline.push(item);
   return { item, change: { timeline: true } };
+}
+
+/** The turn is over once its prompt and every message sent meanwhile are answered. */
+function endIfAnswered(state: SessionState, stopReason: string): Change {
+  if (state.prompting || state.steers.length > 0) return {};
+  state.running = false;
+  state.stopReason = stopReason;
+  const cards = stopReason === "cancelled" ? cancelUnfinished(state) : [];
+  return { header: true, cards };
+}
+
+function merge(into: Change, more: Change): Change {
+  for (const key of ["header", "timeline", "reset", "plan", "steers"] as const) if (more[key]) into[key] = true;
+  for (const key of ["items", "cards", "terminals"] as const) if (more[key]?.length) into[key] = [...(into[key] ?? []), ...more[key]!];
+  return into;
+}
+
+function oneLine(text: string): string {
+  const line = text.split(/\s+/).filter(Boolean).join(" ");
+  return line.length <= 60 ? line : `${line.slice(0, 59)}…`;
 }
 
 function newItemId(state: SessionState): string {

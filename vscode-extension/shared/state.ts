@@ -92,7 +92,15 @@ export interface ToolCard {
 }
 
 export type TimelineItem =
-  | { type: "user" | "agent" | "thought"; id: string; messageId?: string; text: string; blocks: ContentBlock[] }
+  | {
+      type: "user" | "agent" | "thought";
+      id: string;
+      messageId?: string;
+      text: string;
+      blocks: ContentBlock[];
+      /** A user message sent while the agent worked, shown where the agent took it (see SteerView). */
+      steered?: boolean;
+    }
   | { type: "tool"; id: string }
   | { type: "notice"; id: string; severity: string; text: string }
   | CompactionView
@@ -161,6 +169,21 @@ export interface FailureView {
   install?: boolean;
 }
 
+/**
+ * A message the user sent while the agent worked ("Send now": a `session/prompt` while a turn runs, which
+ * the bridge takes into the running turn at its next step). It waits in the footer until the agent echoes
+ * it (`user_message_chunk` under its `messageId`), which puts it in the conversation where it landed,
+ * once; the entry stays until its request is answered.
+ */
+export interface SteerView {
+  /** The client's id for it, sent as the prompt's `_meta.acpBridge.messageId`. */
+  messageId: string;
+  text: string;
+  blocks: ContentBlock[];
+  /** The agent showed where it landed (its echo arrived). */
+  landed: boolean;
+}
+
 export interface SessionState {
   connection: { status: ConnectionStatus; agentName: string; error?: string; failure?: FailureView };
   agent?: AgentView;
@@ -169,7 +192,12 @@ export interface SessionState {
   title?: string;
   /** The title came from the agent (`session_info_update`), not from the first prompt. */
   titleFromAgent?: boolean;
+  /** The agent works: the user's prompt, or a message sent while it worked, is not answered yet. */
   running: boolean;
+  /** The prompt that started the running turn is not answered yet (`running` may outlast it: `steers`). */
+  prompting?: boolean;
+  /** Messages sent while the agent worked whose requests are not answered yet. */
+  steers: SteerView[];
   stopReason?: string;
   timeline: TimelineItem[];
   cards: Record<string, ToolCard>;
@@ -194,6 +222,7 @@ export function emptyState(agentName = "", follow = true): SessionState {
     connection: { status: "idle", agentName },
     sessionId: null,
     running: false,
+    steers: [],
     timeline: [],
     cards: {},
     terminals: {},

@@ -1,5 +1,7 @@
 /**
- * The prompt box: Enter sends, Shift+Enter adds a line, Escape cancels a running turn. Typing "/" lists
+ * The prompt box: Enter sends, Shift+Enter adds a line, Escape cancels a running turn. While the agent
+ * works it stays usable: Enter (the "Send now" button) sends at once, and the agent reads the message at
+ * its next step (shared/steering.ts). Typing "/" lists
  * the agent's slash commands (`available_commands_update`); typing "@" lists workspace files (the host
  * searches), and a chosen file is sent as a link to it while its @-mention stays in the text. "Attach"
  * adds the editor's selection, a file or an image (the host asks which); attachments show as chips,
@@ -8,6 +10,7 @@
 import type { AvailableCommand } from "../shared/acp";
 import type { Attachment } from "../shared/protocol";
 import { h } from "./dom";
+import { sendControl } from "../shared/steering";
 import { send } from "./vscodeApi";
 
 export interface Composer {
@@ -32,12 +35,12 @@ function mentionAt(text: string, caret: number): { start: number; query: string 
 }
 
 export function createComposer(draft: ComposerDraft, onDraft: (d: ComposerDraft) => void): Composer {
-  const textarea = h("textarea", { id: "prompt", rows: 3, "aria-label": "Prompt for the agent", placeholder: "Ask the agent… (Enter to send, Shift+Enter for a new line, @ for a file)" });
+  const textarea = h("textarea", { id: "prompt", rows: 3, "aria-label": "Prompt for the agent", placeholder: sendControl(false).placeholder });
   textarea.value = draft.text;
   let attachments = [...draft.attachments];
   const mentions = new Map(draft.mentions.map((m) => [m.label, m.path]));
   const save = () => onDraft({ text: textarea.value, attachments, mentions: [...mentions].map(([label, path]) => ({ label, path })) });
-  const sendBtn = h("button", { type: "submit", id: "send" }, "Send");
+  const sendBtn = h("button", { type: "submit", id: "send", title: sendControl(false).title }, sendControl(false).label);
   const cancelBtn = h("button", { type: "button", id: "cancel", class: "secondary", hidden: true, onclick: () => send({ type: "cancel" }) }, "Cancel");
   const attachBtn = h("button", { type: "button", id: "attach", class: "secondary", title: "Attach the editor's selection, a file or an image", onclick: () => send({ type: "attach" }) }, "Attach…");
   const chips = h("div", { class: "attachments", "aria-label": "Attached to the next prompt", hidden: true });
@@ -99,7 +102,7 @@ export function createComposer(draft: ComposerDraft, onDraft: (d: ComposerDraft)
 
   const submit = () => {
     const text = textarea.value.trim();
-    if (!text || running) return;
+    if (!text) return; // while the agent works too: it reads it at its next step
     const named = [...mentions].filter(([label]) => text.includes(`@${label}`)).map(([label, path]) => ({ label, path }));
     send({ type: "prompt", text, ...(attachments.length ? { attachments } : {}), ...(named.length ? { mentions: named } : {}) });
     textarea.value = "";
@@ -146,7 +149,10 @@ export function createComposer(draft: ComposerDraft, onDraft: (d: ComposerDraft)
     setRunning(r: boolean) {
       running = r;
       cancelBtn.hidden = !r;
-      sendBtn.disabled = r;
+      const control = sendControl(r);
+      sendBtn.textContent = control.label;
+      sendBtn.title = control.title;
+      textarea.placeholder = control.placeholder;
     },
     addAttachments(items: Attachment[]) {
       attachments = [...attachments, ...items];

@@ -20,6 +20,7 @@ import { renderHeader } from "./header";
 import { updatePalette, watchTheme } from "./palette";
 import { mountPerf, record, recordTransport } from "./perf";
 import { renderPlan } from "./plan";
+import { renderSteers } from "./steers";
 import { TailFollower } from "./scroll";
 import { fillTerminal } from "./terminal";
 import { Timeline } from "./timeline";
@@ -39,12 +40,13 @@ const timelineEl = h("main", { id: "timeline", "aria-label": "Conversation" });
 const jump = h("button", { id: "jump-newest", class: "secondary", hidden: true, title: "Scroll to the newest and follow the conversation again", onclick: () => follower.follow() }, "↓ Back to the newest");
 const approvalBar = h("section", { id: "approval-bar", "aria-label": "Pending approval", hidden: true });
 const planEl = h("section", { id: "plan", "aria-label": "Plan", hidden: true });
+const steersEl = h("section", { id: "steers", "aria-label": "Sent, waiting for the agent's next step", "aria-live": "polite", hidden: true });
 const announcer = h("div", { class: "sr-only", "aria-live": "assertive" });
 const composer = createComposer(composerDraft, (d) => {
   composerDraft = d;
   persist();
 });
-const footer = h("footer", { id: "footer" }, jump, approvalBar, planEl, composer.root);
+const footer = h("footer", { id: "footer" }, jump, approvalBar, planEl, steersEl, composer.root);
 const app = document.getElementById("app")!;
 app.append(header, welcome, timelineEl, footer, announcer);
 mountPerf(app);
@@ -102,7 +104,7 @@ new ResizeObserver(() => {
 }).observe(footer);
 new ResizeObserver(() => (scroller.style.scrollPaddingTop = `${header.offsetHeight}px`)).observe(header);
 
-const dirty = { reset: true, header: true, plan: true, append: false, bar: true, ids: new Set<string>(), terminals: new Set<string>() };
+const dirty = { reset: true, header: true, plan: true, steers: true, append: false, bar: true, ids: new Set<string>(), terminals: new Set<string>() };
 let pendingT0: number[] = [];
 let planCompact = false;
 let scheduled = false;
@@ -111,6 +113,7 @@ function merge(c: Change): void {
   if (c.reset) dirty.reset = true;
   if (c.header) dirty.header = true;
   if (c.plan) dirty.plan = true;
+  if (c.steers) dirty.steers = true;
   if (c.timeline) dirty.append = true;
   for (const id of c.items ?? []) dirty.ids.add(id);
   for (const id of c.cards ?? []) {
@@ -157,8 +160,9 @@ function render(): void {
   const compact = pendingApprovals(state).length > 0;
   if (dirty.reset || dirty.plan || compact !== planCompact) renderPlan(planEl, state.plan, compact);
   planCompact = compact;
+  if (dirty.reset || dirty.steers) renderSteers(steersEl, state);
   const barChanged = dirty.reset || dirty.bar;
-  Object.assign(dirty, { reset: false, header: false, plan: false, append: false, bar: false });
+  Object.assign(dirty, { reset: false, header: false, plan: false, steers: false, append: false, bar: false });
   dirty.ids.clear();
   dirty.terminals.clear();
   if (barChanged) renderBar();

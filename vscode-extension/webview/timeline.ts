@@ -10,6 +10,7 @@ import { type CardUi, nestedBox, renderCard } from "./card";
 import { h } from "./dom";
 import { renderMarkdown } from "./markdown";
 import { renderQuestion } from "./question";
+import { landedNote } from "../shared/steering";
 import { compactionTitle } from "../shared/usage";
 
 /** A control of the card itself with this focus key (not one of a nested card's). */
@@ -131,9 +132,13 @@ export class Timeline {
         el.replaceChildren(h("summary", {}, "Thinking"), body);
         return;
       }
-      case "user":
-        el.replaceChildren(h("div", { class: "msg-text" }, item.text), ...item.blocks.map((b) => block(b, s.cwd)));
+      case "user": {
+        // A message sent while the agent worked says so, where the agent read it.
+        const note = landedNote(item);
+        el.classList.toggle("msg-steered", note !== undefined);
+        el.replaceChildren(...(note ? [h("div", { class: "steer-note" }, note)] : []), h("div", { class: "msg-text" }, item.text), ...item.blocks.map((b) => block(b, s.cwd)));
         return;
+      }
       case "agent": {
         const body = h("div", { class: "md" });
         renderMarkdown(body, item.text);

@@ -222,11 +222,13 @@ export class AgentConnection {
 
   /**
    * A prompt: the user's text, what they attached (selections, files, images, mentions), then any notes
-   * the client adds (each its own text block, after the rest).
+   * the client adds (each its own text block, after the rest). `messageId`: the client's id for it, which
+   * the bridge echoes where the message lands (`_meta.acpBridge.messageId`; a message sent while a turn runs).
    */
-  prompt(sessionId: string, text: string, notes: readonly string[] = [], attachments: readonly acp.ContentBlock[] = []): Promise<acp.PromptResponse> {
+  prompt(sessionId: string, text: string, notes: readonly string[] = [], attachments: readonly acp.ContentBlock[] = [], messageId?: string): Promise<acp.PromptResponse> {
     const prompt: acp.ContentBlock[] = [{ type: "text", text }, ...attachments, ...notes.map((n) => ({ type: "text" as const, text: n }))];
-    return this.conn.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt });
+    const meta = messageId === undefined ? {} : { _meta: { acpBridge: { messageId } } };
+    return this.conn.agent.request(acp.methods.agent.session.prompt, { sessionId, prompt, ...meta });
   }
 
   cancel(sessionId: string): Promise<void> {

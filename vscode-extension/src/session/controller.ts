@@ -8,6 +8,7 @@
  * an empty session each time; a session is remembered as "last" once it has a prompt. A crash drops
  * the connection and says what to do (src/install/failure.ts); a restart reopens the conversation.
  */
+import { randomUUID } from "node:crypto";
 import { mkdir } from "node:fs/promises";
 import * as os from "node:os";
 import * as vscode from "vscode";
@@ -315,10 +316,7 @@ export class SessionController implements vscode.Disposable {
   /** Send a prompt: the text and what the user attached (as this agent takes it, see src/prompt/attachments.ts). */
   async prompt(text: string, attachments: readonly ContentBlock[] = []): Promise<void> {
     if (!text.trim()) return;
-    if (this.d.store.state.running) {
-      void vscode.window.showWarningMessage("The agent is still working on the last prompt. Cancel it first.");
-      return;
-    }
+    if (this.d.store.state.running && this.session) return this.steer(this.session, text, attachments);
     let conn: AgentConnection;
     let sessionId: string;
     try {
@@ -342,6 +340,24 @@ export class SessionController implements vscode.Disposable {
     } catch (err) {
       if (this.session?.conn === conn && !this.authRequired(conn, err)) this.d.store.dispatch({ type: "error", message: errorText(err) });
       this.d.store.dispatch({ type: "turnEnded", stopReason: "error" });
+    }
+  }
+
+  /**
+   * "Send now", while the agent works: the prompt goes at once, under a client-side id the bridge echoes
+   * where the turn takes it (docs/sessions.md, "Steering"); the view shows it waiting until then, never a
+   * copy of its own (shared/reducer.ts). Notes for the agent wait for the next prompt of the user's own.
+   */
+  private async steer(s: { id: string; conn: AgentConnection }, text: string, attachments: readonly ContentBlock[]): Promise<void> {
+    const { blocks, dropped } = forAgent(attachments, s.conn.promptCapabilities);
+    const messageId = `steer-${randomUUID()}`;
+    this.d.store.dispatch({ type: "steerSent", messageId, text, ...(blocks.length ? { blocks } : {}) });
+    if (dropped.length) this.d.store.dispatch({ type: "notice", severity: "warning", text: `Not sent: ${dropped.join(", ")} (${s.conn.spec.name} does not take images).` });
+    try {
+      const res = await s.conn.prompt(s.id, text, [], blocks, messageId);
+      this.d.store.dispatch({ type: "steerAnswered", messageId, stopReason: res.stopReason });
+    } catch (err) {
+      this.d.store.dispatch({ type: "steerAnswered", messageId, error: errorText(err) });
     }
   }
 

@@ -11,7 +11,8 @@
  * agent offers a terminal login (to clients that can run one): `<agent> --login` creates it and exits 0.
  * "notice" sends a warning notice; "blocks" answers with the prompt's other blocks (type, and text or
  * URI), as JSON; "setup" answers with the `mcpServers` and `additionalDirectories` the
- * session was opened with (new, load, resume or fork), as JSON.
+ * session was opened with (new, load, resume or fork), as JSON; "meta" answers with the prompt's `_meta`.
+ * A prompt while another runs is answered on its own (this agent does not steer, nor echo it).
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
@@ -109,6 +110,10 @@ acp
     if (loginFile && !existsSync(loginFile)) throw acp.RequestError.authRequired(undefined, "no key: log in first");
     if (text === "blocks") {
       await say(JSON.stringify(params.prompt.slice(1).map((b) => (b.type === "text" ? { type: b.type, text: b.text } : b.type === "resource_link" ? { type: b.type, uri: b.uri } : { type: b.type }))));
+      return { stopReason: "end_turn" as const };
+    }
+    if (text === "meta") {
+      await say(JSON.stringify(params._meta ?? null));
       return { stopReason: "end_turn" as const };
     }
     if (text === "setup") {

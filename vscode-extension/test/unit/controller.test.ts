@@ -78,6 +78,28 @@ describe("session controller", () => {
     await c.dispose();
   });
 
+  it("sending while the agent works sends at once (Send now) with the client's id, and shows it once", async () => {
+    const { c, store } = controller();
+    const warned = vi.mocked(vscode.window.showWarningMessage);
+    warned.mockClear();
+    const turn = c.prompt("hang");
+    await vi.waitFor(() => expect(store.state.running).toBe(true));
+    await c.prompt("meta");
+    expect(warned).not.toHaveBeenCalled();
+    const said = store.state.timeline.flatMap((i) => (i.type === "agent" ? [i.text] : []));
+    expect(JSON.parse(said[0]!)).toEqual({ acpBridge: { messageId: expect.stringMatching(/^steer-/) } });
+    // This agent does not say where it took the message: shown once, when it was answered.
+    expect(store.state.timeline.filter((i) => i.type === "user").map((i) => i.type === "user" && [i.text, i.steered])).toEqual([
+      ["hang", undefined],
+      ["meta", true],
+    ]);
+    expect(store.state.running).toBe(true); // the turn's own prompt still runs
+    await c.cancel();
+    await turn;
+    expect(store.state).toMatchObject({ running: false, stopReason: "cancelled", steers: [] });
+    await c.dispose();
+  });
+
   it("a crash shows a clear error with a Restart action, and restart brings the agent back", async () => {
     const { c, store } = controller();
     const shown = vi.mocked(vscode.window.showErrorMessage).mockResolvedValue(undefined as never);
