@@ -241,10 +241,11 @@ class Session:
 
     # --- prompts ----------------------------------------------------------------------------------
 
-    async def submit(self, blocks: object, meta: object = None) -> PromptAnswer:
-        """A `session/prompt`: a prompt, or, while one runs, a steer that joins it (steering.py). Raises as
-        `prompt` does, but never for a prompt already running."""
-        return await self.steering.submit(blocks, meta)
+    async def submit(self, blocks: object, message_id: str | None = None) -> PromptAnswer:
+        """A `session/prompt`: a prompt, or, while one runs, a steer that joins it (steering.py; its echo
+        carries `message_id`, the client's id for it, when given). Raises as `prompt` does, but never for
+        a prompt already running."""
+        return await self.steering.submit(blocks, message_id)
 
     def read(self, blocks: object) -> Prompt:
         """A prompt's content read for the model. Raises InvalidParams: bad content, or images for a

@@ -18,7 +18,8 @@ content or images for a model without vision are refused then, -32602) and queue
   messages still queued are dropped.
 
 The echo's `messageId` is the client's own id when its request carries one (`_meta.acpBridge.messageId`,
-so a client can tell its message when it lands), else one of ours.
+read by the face with `client_message_id`, so a client can tell its message when it lands), else one of
+ours.
 
 Must not: refuse a prompt for the running turn, lose one (every request is answered), or deliver one into a
 cancelled turn.
@@ -139,13 +140,14 @@ class SessionSteering:
 
     # --- the session's side ---------------------------------------------------------------------------
 
-    async def submit(self, blocks: object, meta: object = None) -> PromptAnswer:
-        """Answer one `session/prompt` (see the module docstring). Raises as `Session.prompt` does."""
+    async def submit(self, blocks: object, message_id: str | None = None) -> PromptAnswer:
+        """Answer one `session/prompt` (see the module docstring); `message_id`: the client's id for it
+        (`client_message_id`). Raises as `Session.prompt` does."""
         host = self._host
         if not host.busy:
             return PromptAnswer(await host.prompt(blocks))
         prompt = host.read(blocks)
-        message_id = client_message_id(meta) or f"msg_{uuid.uuid4().hex}"
+        message_id = message_id or f"msg_{uuid.uuid4().hex}"
         while True:
             turn = host.turn
             if turn is not None and turn.cancelled:

@@ -57,7 +57,7 @@ def _text(text: str) -> list[dict[str, Any]]:
 async def _queued(steering: SessionSteering, session: FakeSession, *texts: str) -> list[asyncio.Task[Any]]:
     tasks = []
     for text in texts:
-        tasks.append(asyncio.ensure_future(steering.submit(_text(text), {"acpBridge": {"messageId": text}})))
+        tasks.append(asyncio.ensure_future(steering.submit(_text(text), text)))
         await asyncio.sleep(0)  # the request runs until it waits: queued
     assert steering.waiting == len(texts)
     return tasks

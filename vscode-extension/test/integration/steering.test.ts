@@ -40,7 +40,7 @@ function gate(dir: string): { command: string; release: () => void } {
   return { command: `head -n 1 ${path}`, release: () => void writeSync(fd, "go\n") };
 }
 
-/** What the controller does for "Send now" (src/controller.ts `steer`), on the harness's store. */
+/** What the controller does for "Send now" (src/session/controller.ts `steer`), on the harness's store. */
 async function sendNow(h: Harness, messageId: string, text: string): Promise<string> {
   h.store.dispatch({ type: "steerSent", messageId, text });
   const res = await h.conn.prompt(h.sessionId, text, [], [], messageId);
