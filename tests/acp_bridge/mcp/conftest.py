@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -20,12 +19,12 @@ from typing import Any
 import psutil
 import pytest
 
-from acp_bridge.client.channel import ClientCapabilities, PermissionOutcome
 from acp_bridge.mcp.config import parse_acp
 from acp_bridge.models import ScriptedBackend, StepEvent, StepRequest, parse_script
 from acp_bridge.permissions.policy import PolicyConfig
 from acp_bridge.session.manager import CoreConfig, SessionManager
 from acp_bridge.session.session import Session
+from tests.support.fake_channel import FakeChannel
 
 REPO = Path(__file__).resolve().parents[3]
 WORKBENCH = "tests.acp_bridge.mcp.servers.workbench"
@@ -41,73 +40,6 @@ def workbench_stdio(name: str = "bench", **env: str) -> dict[str, Any]:
         "args": ["-m", WORKBENCH, "stdio"],
         "env": [{"name": k, "value": v} for k, v in variables.items()],
     }
-
-
-class RecordingChannel:
-    """A `ClientChannel` in process: records updates, answers questions with `answer` (allow once)."""
-
-    def __init__(
-        self,
-        answer: Callable[[dict[str, Any], list[dict[str, Any]]], str] | None = None,
-        elicit: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
-    ) -> None:
-        self.capabilities = ClientCapabilities(
-            terminal_meta=True, elicitation_form=elicit is not None, elicitation_url=False
-        )
-        self.updates: list[tuple[str, dict[str, Any]]] = []
-        self.questions: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
-        self.elicitations: list[dict[str, Any]] = []
-        self.answer = answer or (lambda call, options: "allow_once")
-        self._elicit = elicit
-        self.changed = asyncio.Event()
-
-    def send_update(self, session_id: str, update: dict[str, Any]) -> None:
-        self.updates.append((session_id, json.loads(json.dumps(update))))
-        self.changed.set()
-
-    async def drain(self) -> None:
-        return None
-
-    def backlog(self) -> int:
-        return 0
-
-    async def request_permission(
-        self, session_id: str, tool_call: dict[str, Any], options: list[dict[str, Any]]
-    ) -> PermissionOutcome:
-        self.questions.append((tool_call, options))
-        return PermissionOutcome("selected", self.answer(tool_call, options))
-
-    async def read_text_file(self, session_id: str, path: str) -> str:
-        raise AssertionError("no fs capability was advertised")
-
-    async def write_text_file(self, session_id: str, path: str, content: str) -> None:
-        raise AssertionError("no fs capability was advertised")
-
-    async def create_elicitation(self, params: dict[str, Any]) -> dict[str, Any]:
-        assert self._elicit is not None, "elicitation was not advertised"
-        self.elicitations.append(params)
-        return self._elicit(params)
-
-    # --- reading what was sent ------------------------------------------------------------------------
-
-    def of(self, call_id: str) -> list[dict[str, Any]]:
-        return [u for _, u in self.updates if u.get("toolCallId") == call_id]
-
-    def card(self, call_id: str) -> dict[str, Any]:
-        """The card's final state (ACP's replace-per-field rule)."""
-        card: dict[str, Any] = {}
-        for update in self.of(call_id):
-            card.update({k: v for k, v in update.items() if k != "sessionUpdate" and v is not None})
-        return card
-
-    def messages(self) -> str:
-        return "".join(
-            u["content"]["text"] for _, u in self.updates if u.get("sessionUpdate") == "agent_message_chunk"
-        )
-
-    def commands(self) -> list[str]:
-        found = [u for _, u in self.updates if u.get("sessionUpdate") == "available_commands_update"]
-        return [c["name"] for c in found[-1]["availableCommands"]] if found else []
 
 
 class RecordingBackend:
@@ -129,16 +61,16 @@ class RecordingBackend:
 
 
 class Core:
-    """A session manager over a `RecordingChannel` and a `RecordingBackend`, stopped at teardown."""
+    """A session manager over a `FakeChannel` and a `RecordingBackend`, stopped at teardown."""
 
     def __init__(
         self,
         turns: list[list[dict[str, Any]]],
-        channel: RecordingChannel | None = None,
+        channel: FakeChannel | None = None,
         policy: PolicyConfig | None = None,
         startup_timeout: float = 30.0,
     ) -> None:
-        self.channel = channel or RecordingChannel()
+        self.channel = channel or FakeChannel()
         self.backend = RecordingBackend(turns)
         config = CoreConfig(policy=policy or PolicyConfig(), mcp_startup_timeout=startup_timeout)
         self.manager = SessionManager(self.channel, self.backend, [], config)
@@ -188,12 +120,3 @@ async def workbench_http() -> AsyncIterator[str]:
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
         await proc.wait()
-
-
-async def wait_until(predicate: Callable[[], bool], within: float = 15.0) -> None:
-    """Poll a condition the test cannot await directly (a child process's state), bounded."""
-    deadline = asyncio.get_running_loop().time() + within
-    while not predicate():
-        if asyncio.get_running_loop().time() > deadline:
-            raise TimeoutError("condition not met in time")
-        await asyncio.sleep(0.02)

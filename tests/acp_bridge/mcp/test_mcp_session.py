@@ -17,8 +17,10 @@ from acp_bridge.mcp.servers import MAX_RESTARTS
 from acp_bridge.models import ToolResultMessage, UserMessage
 from acp_bridge.permissions.policy import PolicyConfig
 from registry_core import NEVER, ToolsChange
+from tests.support.eventually import eventually
+from tests.support.fake_channel import FakeChannel
 
-from .conftest import TEXT, Core, RecordingChannel, wait_until, workbench_stdio
+from .conftest import TEXT, Core, workbench_stdio
 
 
 def call(call_id: str, tool: str, **arguments: Any) -> dict[str, Any]:
@@ -137,15 +139,17 @@ async def test_a_cancelled_call_tells_the_server(core_factory: Any, tmp_path: Pa
     core: Core = core_factory([[{"tool_calls": [call("w1", "wait", marker=str(marker))]}]])
     session = core.session(tmp_path, [workbench_stdio()])
     running = asyncio.ensure_future(session.prompt(TEXT))
-    await wait_until(lambda: any(u.get("status") == "in_progress" for u in core.channel.of("w1")))
+    await core.channel.until(
+        lambda: any(u.get("status") == "in_progress" for u in core.channel.of("w1")), what="w1 in progress"
+    )
     # The card is in progress before the request reaches the server, and a cancel before that has nothing
     # to tell it: wait until the server runs the call.
-    await wait_until(lambda: Path(f"{marker}.started").exists())
+    await eventually(lambda: Path(f"{marker}.started").exists(), within=15, what="the server to run the call")
     session.cancel()
     assert await asyncio.wait_for(running, 10) == "cancelled"
     assert core.channel.card("w1")["status"] == "failed"
     # The SDK sent notifications/cancelled: the server's handler was cancelled and said so.
-    await wait_until(lambda: marker.exists())
+    await eventually(marker.exists, within=15, what="the server to record the cancel")
     assert marker.read_text() == "cancelled"
 
 
@@ -198,7 +202,11 @@ async def test_a_server_that_dies_between_prompts_is_reported_at_the_next_one(
     (server,) = core.server_processes()
     server.kill()
     assert session.mcp is not None
-    await wait_until(lambda: session.mcp is not None and session.mcp.handles[0].state == "lost")
+    await eventually(
+        lambda: session.mcp is not None and session.mcp.handles[0].state == "lost",
+        within=15,
+        what="the server to be seen lost",
+    )
     assert await session.prompt(TEXT) == "end_turn"
     said = core.channel.messages()
     assert (
@@ -239,10 +247,12 @@ async def test_a_server_that_never_starts_is_reported_and_the_session_goes_on(
     assert said.endswith("fine")
     tools = {t.name for t in core.backend.requests[0].tools}
     assert "mcp__bench__echo" in tools and not any(t.startswith("mcp__silent") for t in tools)
-    await wait_until(
+    await eventually(
         lambda: (
             not [p for p in psutil.Process().children(recursive=True) if "booting" in " ".join(p.cmdline())]
-        )
+        ),
+        within=15,
+        what="the silent server to be stopped",
     )
     assert await session.prompt(TEXT) == "end_turn"
     assert core.channel.messages().count("did not start") == 1  # reported once
@@ -290,7 +300,7 @@ async def test_streamable_http_servers_work_the_same(
 
 async def test_server_requests_roots_sampling_and_elicitation(core_factory: Any, tmp_path: Path) -> None:
     answers = {"action": "accept", "content": {"name": "Ada"}}
-    channel = RecordingChannel(elicit=lambda params: answers)
+    channel = FakeChannel(elicit=lambda params: answers)
     # The question names its call when the call is the server's only one running (here: alone in its step).
     turn = [{"tool_calls": [call("r1", "roots"), call("s1", "sample")]}, {"tool_calls": [call("a1", "ask")]},
             {"text": "ok"}]  # fmt: skip
@@ -326,7 +336,7 @@ async def test_prompts_are_slash_commands_and_instructions_join_the_system_promp
     session = core.session(tmp_path, [workbench_stdio()])
     assert session.mcp is not None
     await asyncio.wait_for(session.mcp.wait_ready(NEVER), 30)
-    await wait_until(lambda: "bench:review" in core.channel.commands())
+    await core.channel.until(lambda: "bench:review" in core.channel.commands(), what="the new prompt")
     assert {"permissions", "bench:greet", "bench:review"} <= set(core.channel.commands())
     assert await session.prompt([{"type": "text", "text": "/bench:review 42"}]) == "end_turn"
     request = core.backend.requests[0]
@@ -339,7 +349,7 @@ async def test_prompts_are_slash_commands_and_instructions_join_the_system_promp
 
 
 async def test_always_allow_the_server_covers_its_other_tools(core_factory: Any, tmp_path: Path) -> None:
-    channel = RecordingChannel(answer=lambda call, options: "allow_always_server")
+    channel = FakeChannel(answer=lambda call, options: "allow_always_server")
     turn = [
         {"tool_calls": [call("e1", "echo", message="a")]},
         {"tool_calls": [call("p1", "picture")]},
