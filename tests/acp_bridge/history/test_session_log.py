@@ -18,7 +18,6 @@ from typing import Any
 
 import pytest
 
-from acp_bridge.client.channel import ClientCapabilities, PermissionOutcome
 from acp_bridge.history.session_log import (
     AssistantStep,
     BackgroundEnded,
@@ -37,41 +36,13 @@ from acp_bridge.session.manager import CoreConfig, SessionManager
 from presenters import build_tools
 from registry_core import TextBlock, ToolDefinition, ToolFailureInfo, ToolResultEvent, snapshot
 from tests.support import bridge_tools, commit_tools
+from tests.support.fake_channel import FakeChannel
 
 FIXTURES = Path(__file__).parent / "fixtures"
 STORED = FIXTURES / "session_log_v1.jsonl"
 REPLAYED = FIXTURES / "session_log_v1.replay.json"
 FIXTURE_CWD = "/tmp/acp-bridge-log-fixture/ws"  # where the fixture's session worked
 SESSION_ID = "sess_" + "0" * 31 + "1"
-
-
-class Channel:
-    """A client that records updates and answers each permission question as `answers` says."""
-
-    def __init__(self, answers: Mapping[str, str] | None = None) -> None:
-        self.capabilities = ClientCapabilities(terminal_meta=True)
-        self.updates: list[dict[str, Any]] = []
-        self.answers = answers or {}
-
-    def send_update(self, session_id: str, update: dict[str, Any]) -> None:
-        self.updates.append(update)
-
-    async def drain(self) -> None:
-        return None
-
-    def backlog(self) -> int:
-        return 0
-
-    async def request_permission(
-        self, session_id: str, tool_call: dict[str, Any], options: list[dict[str, Any]]
-    ) -> PermissionOutcome:
-        return PermissionOutcome("selected", self.answers.get(tool_call["toolCallId"], "allow_once"))
-
-    async def read_text_file(self, session_id: str, path: str) -> str:
-        raise AssertionError("no fs capability was advertised")
-
-    async def write_text_file(self, session_id: str, path: str, content: str) -> None:
-        raise AssertionError("no fs capability was advertised")
 
 
 def _tools() -> list[ToolDefinition]:
@@ -132,8 +103,8 @@ def _stored_form(event: Mapping[str, Any]) -> str:
     return json.dumps(event, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
-def _load(events: list[dict[str, Any]]) -> tuple[Channel, Any]:
-    channel = Channel()
+def _load(events: list[dict[str, Any]]) -> tuple[FakeChannel, Any]:
+    channel = FakeChannel()
     manager = SessionManager(channel, ScriptedBackend(parse_script({"turns": []})), _tools(), _config())
     header = json.loads(_stored_lines()[0])
     return channel, manager.reopen("load", SESSION_ID, FIXTURE_CWD, (header, events))
@@ -148,9 +119,9 @@ def _fields(message: Any) -> dict[str, Any]:
     return fields
 
 
-def _replayed(channel: Channel, session: Any) -> dict[str, Any]:
+def _replayed(channel: FakeChannel, session: Any) -> dict[str, Any]:
     return {
-        "updates": channel.updates,
+        "updates": channel.sent(),
         "history": [[type(m).__name__, _fields(m)] for m in session.history],
         "turnIndex": session.turn_index,
         "mode": session.permissions.mode,
@@ -295,7 +266,7 @@ async def test_the_bridge_writes_the_same_log_as_before(
                 committed.set()  # the bridge "dies" here: the log is read as it is now
 
     store = Store(tmp_path / "state")
-    channel = Channel({"w1": "allow_always", "b1": "reject_once"})
+    channel = FakeChannel(answers={"w1": "allow_always", "b1": "reject_once"})
     backend = ScriptedBackend(parse_script(SCRIPT))
     manager = SessionManager(
         channel, backend, _tools(), _config(), recorder=store, session_ids=lambda: SESSION_ID

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from acp_bridge.client.channel import ClientCapabilities, PermissionOutcome
+from acp_bridge.client.channel import PermissionOutcome
 from acp_bridge.common.errors import InvalidParams, InvalidRequest, ResourceNotFound
 from acp_bridge.models import (
     ScriptedBackend,
@@ -27,41 +27,7 @@ from acp_bridge.session import prompt_slot
 from acp_bridge.session.manager import CoreConfig, SessionManager
 from registry_core import ToolDefinition
 from tests.support.bridge_tools import Starts, tools
-
-
-class FakeChannel:
-    """Records updates in order; answers permission questions with `answer`."""
-
-    def __init__(self, answer: Callable[[dict[str, Any]], PermissionOutcome] | None = None) -> None:
-        self.capabilities = ClientCapabilities(terminal_meta=True)
-        self.updates: list[tuple[str, dict[str, Any]]] = []
-        self.questions: list[dict[str, Any]] = []
-        self.answer = answer or (lambda call: PermissionOutcome("selected", "allow_once"))
-
-    def send_update(self, session_id: str, update: dict[str, Any]) -> None:
-        self.updates.append((session_id, update))
-
-    async def drain(self) -> None:
-        return None
-
-    def backlog(self) -> int:
-        return 0
-
-    async def request_permission(
-        self, session_id: str, tool_call: dict[str, Any], options: list[dict[str, Any]]
-    ) -> PermissionOutcome:
-        self.questions.append(tool_call)
-        await asyncio.sleep(0)
-        return self.answer(tool_call)
-
-    async def read_text_file(self, session_id: str, path: str) -> str:
-        raise AssertionError("no fs capability was advertised")
-
-    async def write_text_file(self, session_id: str, path: str, content: str) -> None:
-        raise AssertionError("no fs capability was advertised")
-
-    def statuses(self, call_id: str) -> list[str]:
-        return [u["status"] for _, u in self.updates if u.get("toolCallId") == call_id and "status" in u]
+from tests.support.fake_channel import FakeChannel
 
 
 def _manager(
@@ -93,12 +59,12 @@ async def test_a_prompt_runs_to_end_turn_through_the_channel(tmp_path: Path) -> 
 
 
 async def test_an_ask_goes_to_the_channel_and_a_reject_fails_the_card(tmp_path: Path) -> None:
-    channel = FakeChannel(lambda call: PermissionOutcome("selected", "reject_once"))
+    channel = FakeChannel(lambda call, options: PermissionOutcome("selected", "reject_once"))
     nap = {"id": "n1", "name": "nap", "arguments": {}}
     manager = _manager(channel, {"tool_calls": [nap]}, {"text": "ok"}, allow=())
     session = manager.new_session(str(tmp_path))
     assert await session.prompt(TEXT) == "end_turn"
-    assert [q["toolCallId"] for q in channel.questions] == ["n1"]
+    assert [q["toolCallId"] for q, _ in channel.questions] == ["n1"]
     assert channel.statuses("n1") == ["pending", "failed"]
 
 
@@ -140,7 +106,7 @@ async def test_cancel_and_shutdown_stop_the_turn(tmp_path: Path) -> None:
 async def test_a_nested_call_is_decided_by_the_policy_too(tmp_path: Path) -> None:
     from registry_core import Agent, ToolExecutionInput, ToolExecutionToken
 
-    channel = FakeChannel(lambda call: PermissionOutcome("selected", "reject_once"))
+    channel = FakeChannel(lambda call, options: PermissionOutcome("selected", "reject_once"))
     manager = _manager(channel, {"text": "x"}, allow=())
     session = manager.new_session(str(tmp_path))
     agent = Agent(id=session.id, cwd=session.cwd, roots=session.roots)
@@ -148,7 +114,7 @@ async def test_a_nested_call_is_decided_by_the_policy_too(tmp_path: Path) -> Non
     result = await manager.registry.execute(nested)
     assert result.is_error
     assert "rejected" in (result.error.message if result.error else "")
-    assert [q["toolCallId"] for q in channel.questions] == ["inner"]
+    assert [q["toolCallId"] for q, _ in channel.questions] == ["inner"]
 
 
 class ListRecorder:
@@ -275,7 +241,7 @@ async def test_a_nested_call_never_moves_or_borrows_the_card_of_a_top_level_call
 ) -> None:
     from registry_core import ToolExecutionInput, ToolExecutionToken
 
-    channel = FakeChannel(lambda call: PermissionOutcome("selected", "reject_once"))
+    channel = FakeChannel(lambda call, options: PermissionOutcome("selected", "reject_once"))
     nap = {"id": "n1", "name": "nap", "arguments": {"seconds": 0.3, "label": "outer"}}
     starts = Starts()
     steps = [{"tool_calls": [nap]}, {"text": "ok"}]
@@ -297,7 +263,7 @@ async def test_a_nested_call_never_moves_or_borrows_the_card_of_a_top_level_call
     assert (await manager.registry.execute(nested)).is_error
     assert await asyncio.wait_for(running, 2) == "end_turn"
     assert channel.statuses("n1") == ["in_progress", "completed"]
-    (question,) = channel.questions
+    ((question, _),) = channel.questions
     assert question["title"] == "stubborn"  # its own card, not the outer call's "Nap outer"
     assert "note" not in json.dumps(_completions(channel, "n1"))
 
@@ -339,7 +305,7 @@ async def test_the_gate_reuses_the_announced_decision_unless_a_call_changed_the_
     # `bash` made `link` point outside the workspace after `read` was announced (inside, then): the
     # gate decided again, and asked.
     assert decided.count("read") == 2
-    assert [q["toolCallId"] for q in channel.questions] == ["r1"]
+    assert [q["toolCallId"] for q, _ in channel.questions] == ["r1"]
     assert channel.statuses("r1") == ["in_progress", "pending", "in_progress", "completed"]
 
 

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from acp_bridge import mapping
-from acp_bridge.client.channel import ClientCapabilities, PermissionOutcome
 from acp_bridge.history.session_log import CodeDispatched, decode
 from acp_bridge.models import ScriptedBackend, ToolResultMessage, parse_script
 from acp_bridge.session.manager import SessionManager
@@ -18,36 +17,14 @@ from acp_bridge.session.replay import replay
 from presenters import build_tools
 from registry_core import CodeDispatchEvent, TextBlock, ToolExecution, snapshot
 from registry_core.cancellation import linked
+from tests.support.fake_channel import FakeChannel
 
 PROGRAM = 'const a = await read({ file_path: "a.txt" }); return a.lines[0];'
 
 
-class Channel:
+def _channel(journal: list[tuple[str, Any]]) -> FakeChannel:
     """Records updates, in one sequence with the log records (`journal`)."""
-
-    def __init__(self, journal: list[tuple[str, Any]]) -> None:
-        self.capabilities = ClientCapabilities(terminal_meta=True)
-        self.journal = journal
-
-    def send_update(self, session_id: str, update: dict[str, Any]) -> None:
-        self.journal.append(("update", update))
-
-    async def drain(self) -> None:
-        return None
-
-    def backlog(self) -> int:
-        return 0
-
-    async def request_permission(
-        self, session_id: str, tool_call: dict[str, Any], options: list[dict[str, Any]]
-    ) -> PermissionOutcome:
-        return PermissionOutcome("selected", "allow_once")
-
-    async def read_text_file(self, session_id: str, path: str) -> str:
-        raise AssertionError("no fs capability")
-
-    async def write_text_file(self, session_id: str, path: str, content: str) -> None:
-        raise AssertionError("no fs capability")
+    return FakeChannel(on_update=lambda session_id, update: journal.append(("update", update)))
 
 
 @dataclass
@@ -76,7 +53,7 @@ async def test_each_sub_call_is_logged_before_its_card_completes_and_never_told_
     )  # fmt: skip
     journal: list[tuple[str, Any]] = []
     manager = SessionManager(
-        Channel(journal), ScriptedBackend(script), build_tools(), recorder=Recorder(journal)
+        _channel(journal), ScriptedBackend(script), build_tools(), recorder=Recorder(journal)
     )
     session = manager.new_session(str(tmp_path))
     assert await session.prompt([{"type": "text", "text": "go"}]) == "end_turn"
@@ -122,7 +99,7 @@ def _dispatch(parent: str, call_id: str) -> dict[str, Any]:
 
 
 def test_replay_draws_sub_calls_under_their_program_and_passes_over_the_rest() -> None:
-    registry_host = SessionManager(Channel([]), ScriptedBackend(parse_script({"turns": []})), build_tools())
+    registry_host = SessionManager(FakeChannel(), ScriptedBackend(parse_script({"turns": []})), build_tools())
     host = Host(scope=registry_host.registry.root)
     unreadable = _dispatch("p1", "p1:code:9")
     del unreadable["parentCallId"]
@@ -160,7 +137,7 @@ async def test_sub_calls_get_their_cards_when_a_wrapper_gives_the_program_a_sign
         ]}]}
     )  # fmt: skip
     journal: list[tuple[str, Any]] = []
-    manager = SessionManager(Channel(journal), ScriptedBackend(script), build_tools())
+    manager = SessionManager(_channel(journal), ScriptedBackend(script), build_tools())
 
     async def own_signal(execution: ToolExecution, call_next: Any) -> Any:
         signal = linked(execution.signal)
