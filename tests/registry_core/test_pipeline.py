@@ -371,7 +371,9 @@ async def test_cancelled_body_settles_before_the_result_and_is_an_error() -> Non
         try:
             await asyncio.sleep(30)
         finally:
-            await asyncio.sleep(0.01)  # owned work reaching quiescence
+            # Owned work reaching quiescence: the cleanup suspends (a few loop turns) before it is done.
+            for _ in range(3):
+                await asyncio.sleep(0)
             cleaned.set()
 
     registry = ToolRegistry()

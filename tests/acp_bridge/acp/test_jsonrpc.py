@@ -13,6 +13,7 @@ import pytest
 from acp_bridge.acp.jsonrpc import JsonRpcPeer, Reply
 from acp_bridge.common.errors import ConnectionClosed, InvalidParams, RemoteError
 from acp_bridge.runtime.stdio import FrameWriter, LineReader
+from tests.support.eventually import eventually
 
 
 class Pipes:
@@ -26,10 +27,11 @@ class Pipes:
         self.max_line = max_line
         self._buffer = b""
         self.peer: JsonRpcPeer | None = None
+        self.reader: LineReader | None = None
         self.runner: asyncio.Task[None] | None = None
 
     async def start(self) -> JsonRpcPeer:
-        reader = LineReader(self.in_r, self.max_line)
+        reader = self.reader = LineReader(self.in_r, self.max_line)
         writer = FrameWriter(self.out_w)
         await reader.start()
         await writer.start()
@@ -91,7 +93,9 @@ async def test_frames_split_across_writes_and_packed_together_are_all_answered(p
     one = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "echo", "params": {"n": 1}}).encode()
     two = json.dumps({"jsonrpc": "2.0", "id": "two", "method": "echo", "params": [2]}).encode()
     p.feed(one[:10])
-    await asyncio.sleep(0.01)
+    # Proven split: the reader holds the first half as an unfinished line before the rest is written.
+    assert p.reader is not None
+    await eventually(lambda: bytes(p.reader._buffer) == one[:10], within=5, what="the first half to be read")
     p.feed(one[10:] + b"\n" + two + b"\n\n  \n")
     frames = await p.frames(2)
     assert {f["id"]: f["result"] for f in frames} == {1: {"echo": {"n": 1}}, "two": {"echo": [2]}}

@@ -33,6 +33,7 @@ from acp_bridge.models import (
 )
 from acp_bridge.models.openai_http import _retry_after_seconds
 from tests.support import fake_openai_server
+from tests.support.eventually import eventually
 from tests.support.fake_openai_server import SSE, Disconnect, FakeOpenAIServer, HTTPError, chat, chat_chunks
 
 API_KEY = "sk-test-secret-0123456789"
@@ -680,11 +681,10 @@ async def test_fake_server_runs_as_a_process_with_a_script_and_a_request_log(tmp
         stderr=asyncio.subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + 10
-        while not port_file.exists():
-            assert process.returncode is None, "the fake server exited before listening"
-            assert time.monotonic() < deadline, "the fake server never wrote its port"
-            await asyncio.sleep(0.02)
+        await eventually(
+            lambda: port_file.exists() or process.returncode is not None, within=10, what="the server's port"
+        )
+        assert process.returncode is None, "the fake server exited before listening"
         port = int(port_file.read_text())
         backend = OpenAIBackend(
             "m", api_key="sk-proc", base_url=f"http://127.0.0.1:{port}/v1", backoff_base=0.01
