@@ -252,12 +252,19 @@ async def test_parallel_calls_share_eight_slots_and_an_exclusive_one_runs_alone(
     peaks: list[int] = []
     overlaps: list[set[str]] = []
 
+    full = asyncio.Event()  # the slots were all taken once: the overlap is forced by holding, not by time
+
     async def work(args: Any, ctx: ToolRunContext) -> Any:
         running.add(ctx.call_id)
         peaks.append(len(running))
+        if len(running) == MAX_PARALLEL:
+            full.set()
         if args.get("alone"):
             overlaps.append(set(running))
-        await asyncio.sleep(0.05)
+        await asyncio.wait_for(full.wait(), 10)  # fails the call (and the test) if the slots never fill
+        await asyncio.sleep(0)  # hold the slot for a turn of the loop: a call let in beside it is seen
+        if args.get("alone"):
+            overlaps[-1] |= running
         running.discard(ctx.call_id)
         return args.get("n")
 
