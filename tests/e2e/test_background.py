@@ -16,6 +16,7 @@ from acp_bridge.mapping import fold_cards
 from presenters.background import short_command
 from tests.support.bridge_fixtures import StartBridge
 from tests.support.bridge_harness import Bridge, write_script
+from tests.support.eventually import eventually
 from tests.support.fake_openai_server import FakeOpenAIServer, chat
 from tests.support.process_marks import (
     assert_all_gone,
@@ -23,7 +24,6 @@ from tests.support.process_marks import (
     marked,
     new_mark,
     wait_started,
-    wait_until,
 )
 
 pytestmark = pytest.mark.slow
@@ -266,7 +266,7 @@ async def test_a_card_whose_end_was_never_logged_replays_as_ended_unrecorded(
         args=("--state-dir", str(state)),
     )
     assert await bridge.prompt(session_id, "go") == "end_turn"
-    await wait_until(lambda: len(marked(mark, named=True)) == 1, 10, "the command")
+    await eventually(lambda: len(marked(mark, named=True)) == 1, within=10, what="the command")
     bridge.proc.kill()  # SIGKILL: no shutdown code runs, the command is orphaned
     await bridge.proc.wait()
     for orphan in marked(mark):

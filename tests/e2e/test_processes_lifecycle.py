@@ -19,7 +19,8 @@ import pytest
 
 from tests.support.bridge_fixtures import StartBridge
 from tests.support.bridge_harness import Bridge, write_script
-from tests.support.process_marks import assert_all_gone, escaping, marked, new_mark, wait_started, wait_until
+from tests.support.eventually import eventually
+from tests.support.process_marks import assert_all_gone, escaping, marked, new_mark, wait_started
 
 pytestmark = pytest.mark.slow
 
@@ -59,7 +60,7 @@ async def test_cancel_stops_every_process_the_command_started(
     await bridge.conn.cancel(session_id=session_id)
     assert await asyncio.wait_for(prompt, 2) == "cancelled"
     await assert_all_gone(mark)
-    await wait_until(lambda: _no_live_descendants(bridge), 1, "no descendant of the bridge")
+    await eventually(lambda: _no_live_descendants(bridge), within=1, what="no descendant of the bridge")
     assert await bridge.prompt(session_id, "again") == "end_turn"
 
 

@@ -9,11 +9,11 @@ With `foreground`, the command then keeps running (a marked `sleep`, or marked o
 
 from __future__ import annotations
 
-import asyncio
-import time
 import uuid
 
 import psutil
+
+from tests.support.eventually import eventually
 
 ESCAPES = ("bg", "nohup", "setsid", "daemon")
 
@@ -52,26 +52,18 @@ def marked(mark: str, *, named: bool = False) -> list[psutil.Process]:
     return found
 
 
-async def wait_until(condition: object, within: float, what: str) -> None:
-    """Poll `condition()` (a cheap check) until it holds; fail after `within` s."""
-    assert callable(condition)
-    deadline = time.monotonic() + within
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {within} s waiting for {what}")
-        await asyncio.sleep(0.02)
-
-
 async def wait_started(mark: str, foreground: bool = True) -> None:
     """Every escape (and the foreground process) is running."""
     expected = len(ESCAPES) + (1 if foreground else 0)
-    await wait_until(lambda: len(marked(mark, named=True)) == expected, 10, f"{expected} marked processes")
+    await eventually(
+        lambda: len(marked(mark, named=True)) == expected, within=10, what=f"{expected} marked processes"
+    )
 
 
 async def assert_all_gone(mark: str, within: float = 1.0) -> None:
     """No marked process survives `within` s (then kills survivors, so a failure leaves none behind)."""
     try:
-        await wait_until(lambda: not marked(mark), within, f"every {mark} process to be gone")
+        await eventually(lambda: not marked(mark), within=within, what=f"every {mark} process to be gone")
     except AssertionError:
         survivors = marked(mark)
         names = sorted(" ".join(p.info["cmdline"] or ()) for p in survivors)

@@ -24,8 +24,9 @@ from acp.exceptions import RequestError
 
 from tests.support.bridge_fixtures import StartBridge
 from tests.support.bridge_harness import Bridge
+from tests.support.eventually import eventually
 from tests.support.fake_openai_server import SSE, FakeOpenAIServer, Hold, chat, chat_chunks
-from tests.support.process_marks import assert_all_gone, marked, new_mark, wait_until
+from tests.support.process_marks import assert_all_gone, marked, new_mark
 
 from .conftest import openai_bridge, sent_messages, text_of
 
@@ -246,7 +247,7 @@ async def test_cancel_answers_both_cancelled_and_leaves_no_process(
     bridge = await openai_bridge(bridges, server, *ALLOW_BASH)
     session_id = await bridge.new_session(workspace)
     first = asyncio.ensure_future(bridge.prompt(session_id, "long job"))
-    await wait_until(lambda: marked(mark, named=True), 10, "the command to run")
+    await eventually(lambda: marked(mark, named=True), within=10, what="the command to run")
     steer = _steer(bridge, session_id, [{"type": "text", "text": "actually, stop"}])
     await _read_by_bridge(bridge, session_id)
     await bridge.conn.cancel(session_id=session_id)
