@@ -19,6 +19,8 @@ from acp.schema import SessionNotification
 from lsprotocol import types
 from pytest_lsp import LanguageClient, client_capabilities, make_test_lsp_client
 
+from tests.support.eventually import eventually
+
 SERVER = [sys.executable, "-m", "acp_bridge", "lsp"]
 CONSOLE_SCRIPT = [str(Path(sys.executable).with_name("acp-bridge")), "lsp"]  # what editors configure
 NEOVIM = client_capabilities("neovim@v0.11.0")  # showMessage, showDocument, progress, applyEdit (`changes`)
@@ -111,11 +113,7 @@ class Editor:
         return values
 
     async def wait_for(self, condition: Any, what: str) -> None:
-        for _ in range(int(TIMEOUT / 0.02)):
-            if condition():
-                return
-            await asyncio.sleep(0.02)
-        raise AssertionError(f"timed out waiting for {what}")
+        await eventually(condition, within=TIMEOUT, what=what)
 
 
 def _plain(value: Any) -> Any:

@@ -23,6 +23,7 @@ from acp_bridge.permissions.policy import PolicyConfig
 from acp_bridge.session.manager import CoreConfig, SessionManager
 from presenters import build_tools
 from tests.support.bridge_tools import tools as bridge_tools
+from tests.support.eventually import eventually
 from tests.support.lsp_fakes import FakeTransport
 
 NEOVIM = client_capabilities("neovim@v0.11.0")  # showMessage, showDocument, progress, applyEdit
@@ -92,11 +93,7 @@ def _face(
 
 
 async def _until(condition: Callable[[], object], what: str) -> None:
-    for _ in range(500):
-        if condition():
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
+    await eventually(condition, within=5, what=what)
 
 
 def _progress(transport: FakeTransport) -> list[tuple[str, str | None]]:
