@@ -12,6 +12,7 @@ from acp_bridge.common.settings import (
     DEFAULT_CODE_MODE,
     DEFAULT_MAX_STEPS,
     DEFAULT_STEER_LATE,
+    DEFAULT_WAIT_NOTICE_S,
     CodeMode,
     SteerLate,
 )
@@ -49,5 +50,7 @@ class CoreConfig:
     # Code Mode: "off" (no `run_code`), "on" (`run_code` beside the other tools), "only" (the model gets
     # `run_code` alone; every other tool is reached through a program, and a direct call is refused).
     code_mode: CodeMode = DEFAULT_CODE_MODE
-    # `--steer-late`: what a prompt sent while the model gives a turn's final answer does (session/steering).
-    steer_late: SteerLate = DEFAULT_STEER_LATE
+    DEFAULT_STEER_LATE,
+    DEFAULT_WAIT_NOTICE_S,
+    CodeMode,
+    SteerLate,
