@@ -43,8 +43,8 @@ from acp_bridge.models import (
     UserMessage,
 )
 from acp_bridge.models.images import result_images, without_images
-from acp_bridge.turn.cards import USER_CANCEL, CardBook, CardHost
 from acp_bridge.turn import waits
+from acp_bridge.turn.cards import USER_CANCEL, CardBook, CardHost
 from acp_bridge.turn.model_step import StepDelta, stream_model_step
 from acp_bridge.turn.nested import NestedCards
 from acp_bridge.turn.steering import SteeringInbox, deliver, takes_step

@@ -7,9 +7,9 @@ cancellation of the caller's own task (the connection going away) is not the sco
 propagates. The scope's cancellation is level-triggered: cleanup inside the backend's generator must
 shield its own awaits, as httpx does when it closes a response (httpcore's `AsyncShieldCancellation`).
 A backend's `Waiting` (before a retry) and the model's silence go to `on_wait` (`waits.py`), never to
-`on_event`. However the step ends, the stream is then closed (`close_stream`): shielded, because the scope may be
-cancelled, and bounded by `STREAM_CLOSE_DEADLINE_S`, because a cancel must not wait on a server that does
-not answer.
+`on_event`. However the step ends, the stream is then closed (`close_stream`): shielded, because the
+scope may be cancelled, and bounded by `STREAM_CLOSE_DEADLINE_S`, because a cancel must not wait on a
+server that does not answer.
 
 Must not: wait on a stream's close longer than `STREAM_CLOSE_DEADLINE_S`, leave a stream for the garbage
 collector to close, or swallow a cancellation that is not the signal's.

@@ -149,7 +149,10 @@ async def test_a_cancelled_call_tells_the_server(core_factory: Any, tmp_path: Pa
     assert await asyncio.wait_for(running, 10) == "cancelled"
     assert core.channel.card("w1")["status"] == "failed"
     # The SDK sent notifications/cancelled: the server's handler was cancelled and said so.
-    await eventually(marker.exists, within=15, what="the server to record the cancel")
+    # (Its text, not only the file: the file exists a moment before its text is written.)
+    await eventually(
+        lambda: marker.exists() and marker.read_text() != "", within=15, what="the server to record the cancel"
+    )
     assert marker.read_text() == "cancelled"
 
 
