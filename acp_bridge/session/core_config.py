@@ -50,7 +50,8 @@ class CoreConfig:
     # Code Mode: "off" (no `run_code`), "on" (`run_code` beside the other tools), "only" (the model gets
     # `run_code` alone; every other tool is reached through a program, and a direct call is refused).
     code_mode: CodeMode = DEFAULT_CODE_MODE
-    DEFAULT_STEER_LATE,
-    DEFAULT_WAIT_NOTICE_S,
-    CodeMode,
-    SteerLate,
+    # `--steer-late`: what a prompt sent while the model gives a turn's final answer does (session/steering).
+    steer_late: SteerLate = DEFAULT_STEER_LATE
+    # `--wait-notice`: after how many seconds of the model's silence the user is told, and again every as
+    # many seconds (0: never).
+    wait_notice: float = DEFAULT_WAIT_NOTICE_S

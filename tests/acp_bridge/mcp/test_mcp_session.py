@@ -151,7 +151,9 @@ async def test_a_cancelled_call_tells_the_server(core_factory: Any, tmp_path: Pa
     # The SDK sent notifications/cancelled: the server's handler was cancelled and said so.
     # (Its text, not only the file: the file exists a moment before its text is written.)
     await eventually(
-        lambda: marker.exists() and marker.read_text() != "", within=15, what="the server to record the cancel"
+        lambda: marker.exists() and marker.read_text() != "",
+        within=15,
+        what="the server to record the cancel",
     )
     assert marker.read_text() == "cancelled"
 
