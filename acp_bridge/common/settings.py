@@ -1,6 +1,6 @@
 """The core's settings the command line shows before any of the core is loaded: the permission modes, the
-Code Mode choices, the default step limit, the default model endpoint and what a late steer does, for
-every folder above (`permissions/policy.py` re-exports the modes).
+Code Mode choices, the default step limit, the default model endpoint, what a late steer does and how long
+a silent model goes untold, for every folder above (`permissions/policy.py` re-exports the modes).
 
 Must not: import anything but the standard library; `cli.build_parser` imports this, and building the
 parser (or answering `--help`) must not load the registry (pydantic), the tools (httpx) or a face.
@@ -11,6 +11,9 @@ from __future__ import annotations
 from typing import Final, Literal, NamedTuple
 
 DEFAULT_MAX_STEPS = 50
+
+# `--wait-notice`: seconds of the model's silence before the user is told, and again every as many.
+DEFAULT_WAIT_NOTICE_S: Final = 20.0
 
 # The OpenAI-compatible endpoint of `--model openai:MODEL` without `--base-url` (`models.openai`).
 DEFAULT_BASE_URL: Final = "https://api.deepseek.com"

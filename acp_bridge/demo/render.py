@@ -216,8 +216,9 @@ class CardPrinter:
             elif status == "failed":
                 self.tally.failed += 1
             extra = ""
-            if said.exited is not None and said.exited.exit_code is not None:
-                extra = f" (exit {said.exited.exit_code})"
+            code = said.exited.exit_code if said.exited is not None else said.outcome.exit_code
+            if code is not None and status in ("completed", "failed"):
+                extra = f" (exit {code})"
             self._status_line(card, extra)
             if before.status == "pending" and status == "in_progress":
                 self._proposed_change(shown)  # allowed with no question (a rule the user just added)

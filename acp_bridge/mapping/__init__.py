@@ -30,7 +30,7 @@ The modules (import the names below from this package, not from them):
 - `calls`: `tool_call_started`, `tool_call_refined`, `tool_call_previewed`, `tool_call_status`,
   `permission_tool_call`, `terminal_output`, `tool_call_progress`.
 - `renderers`: each result view's card content (diff, search, read, web, generic, fallback).
-- `results`: `tool_call_completed`, rawOutput and closing a terminal card.
+- `results`: `tool_call_completed`, `final_status`, rawOutput and closing a terminal card.
 - `messages`: message chunks (a replayed prompt's images too) and `plan_from_result`.
 - `state`: session-state updates: `mode_update`, `usage_update`, `available_commands`,
   `session_info_update`; and `session_modes`, the `modes` of an answer that sets a session up.
@@ -40,7 +40,7 @@ The modules (import the names below from this package, not from them):
 - `fold`: the updates read back: `read_update`, the reducer `next_card` (call id → `Card`), `fold_cards`.
 - `controls`: config options, cost, a prompt's usage, compaction and notice updates (`config_select`,
   `config_boolean`, `config_option_update`, `cost`, `prompt_usage`, `compaction_update`,
-  `compaction_summary_chunk`, `notice`).
+  `compaction_summary_chunk`, `notice`, `model_wait`: the model's wait told as a notice, or as a thought).
 - `nested`: the calls a program made (Code Mode sub-calls): `_meta.parentToolCallId` on their cards, the
   program card's list of them, and the permission question that names the program.
 """
@@ -66,6 +66,7 @@ from .controls import (
     config_option_update,
     config_select,
     cost,
+    model_wait,
     notice,
     prompt_usage,
 )
@@ -106,7 +107,7 @@ from .nested import (
 from .options import option_scope, permission_options, scope_words
 from .paths import display_path, relativize_title, resolve_path
 from .questions import ANSWER_PREFIX, DECLINE_ID, REPLY_ID, answer_options, elicitation_params
-from .results import tool_call_completed
+from .results import final_status, tool_call_completed
 from .state import available_commands, mode_update, session_info_update, session_modes, usage_update
 from .wire import (
     DEFAULT_MAX_UPDATE_BYTES,
@@ -211,9 +212,11 @@ __all__ = [
     "cost",
     "display_path",
     "elicitation_params",
+    "final_status",
     "fold_cards",
     "merged_locations",
     "mode_update",
+    "model_wait",
     "nested_permission_call",
     "next_card",
     "notice",

@@ -1,14 +1,15 @@
 """Model-control updates: session config options (`config_select`, `config_boolean`,
 `config_option_update`), the usage gauge's cost (`cost`), a prompt's token usage (`prompt_usage`),
-compaction (`compaction_update`, `compaction_summary_chunk`) and notices (`notice`).
+compaction (`compaction_update`, `compaction_summary_chunk`), notices (`notice`) and the model's waits
+(`model_wait`: a notice, or a thought for a client without notices).
 
 Shapes follow ACP v1 as `@agentclientprotocol/sdk` 2.4.0 defines it (`dist/v1/schema/types.gen.d.ts`):
 `SessionConfigOption` (type `select`, `category` one of `mode` / `model` / `thought_level`; or type
 `boolean`, which a client asks for with `clientCapabilities.session.configOptions.boolean`),
 `ConfigOptionUpdate`, `Cost`, the unstable `Usage` of a `PromptResponse`, and the unstable
 `CompactionUpdate`, `CompactionSummaryChunk` and `Notice` session updates, which a client asks for with
-`clientCapabilities.session.compaction` and `clientCapabilities.session.notices` (the caller checks; these
-functions only build).
+`clientCapabilities.session.compaction` and `clientCapabilities.session.notices` (the caller checks,
+except `model_wait`, told which; these functions only build).
 
 Must not: decide which options exist or when to send anything.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final, Literal
 
+from .messages import agent_thought_chunk
 from .text import truncate_middle
 from .wire import (
     CompactionSummaryChunk,
@@ -28,6 +30,8 @@ from .wire import (
     ConfigSelect,
     ConfigSelectValue,
     Cost,
+    MessageChunk,
+    ModelWait,
     Notice,
     PromptUsage,
     TextContent,
@@ -141,6 +145,21 @@ def compaction_summary_chunk(compaction_id: str, text: str) -> CompactionSummary
 def _text(text: str) -> TextContent:
     """An ACP text `ContentBlock`."""
     return {"type": "text", "text": truncate_middle(text, MAX_SUMMARY_CHARS)}
+
+
+def model_wait(
+    words: str, reason: str, seconds: float, attempt: int = 0, of: int = 0, *, notices: bool
+) -> Notice | MessageChunk:
+    """The user told that the model step waits (`words`: "rate limited, retrying in 2 s (attempt 1 of
+    3)", "waiting for the model for 40 s"): a `notice` for a client that advertised `session.notices`,
+    carrying the wait as data (`_meta.acpBridge.wait`, so a client can show it as the waiting line it
+    is), else an agent thought of one line."""
+    if not notices:
+        return agent_thought_chunk(f"({words})\n")
+    update = notice("info" if reason == "silent" else "warning", words[:1].upper() + words[1:])
+    wait: ModelWait = {"reason": reason, "seconds": seconds, "attempt": attempt, "of": of}
+    update["_meta"] = {"acpBridge": {"wait": wait}}
+    return update
 
 
 def notice(severity: NoticeSeverity, title: str, description: str | None = None) -> Notice:

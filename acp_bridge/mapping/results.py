@@ -1,5 +1,6 @@
-"""A call's final update(s): `tool_call_completed` sets the status (completed/failed) and puts the card
-renderers.py drew, its locations and a bounded `rawOutput` summary on the wire.
+"""A call's final update(s): `tool_call_completed` sets the status (`final_status`: completed, or failed
+for an error result and for a command that exited non-zero) and puts the card renderers.py drew, its
+locations and a bounded `rawOutput` summary on the wire.
 
 A terminal card closes through the terminal protocol. With the client's `_meta.terminal_output` opt-in it
 gets no `content` (an update's content replaces the call's and would wipe the terminal block): the output
@@ -41,8 +42,21 @@ from .wire import (
     RawOutput,
     ToolCallContent,
     ToolCallProgress,
+    ToolStatus,
     WireContext,
 )
+
+
+def final_status(result: ToolResult, view: ResultViewT | None) -> ToolStatus:
+    """A finished call's status: `failed` for an error result, and for a command that ended with a non-zero
+    exit code or by a signal (the command ran, so its result is no error of the tool: the model gets its
+    output and code as a value; the card says it failed, as Claude Code does). Derived from the durable
+    result's view only, so a replayed card ends as the live one did."""
+    if result.is_error:
+        return "failed"
+    if not isinstance(view, TerminalResultView) or view.background:
+        return "completed"
+    return "failed" if view.signal or view.exit_code not in (None, 0) else "completed"
 
 
 def tool_call_completed(
@@ -75,7 +89,7 @@ def tool_call_completed(
     update: ToolCallProgress = {
         "sessionUpdate": "tool_call_update",
         "toolCallId": call_id,
-        "status": "failed" if result.is_error else "completed",
+        "status": final_status(result, view),
     }
     card = result_card(ctx, call_view, result, view, note)
     if card.title is not None:
@@ -123,7 +137,7 @@ def _terminal_completed(
     final: ToolCallProgress = {
         "sessionUpdate": "tool_call_update",
         "toolCallId": call_id,
-        "status": "failed" if result.is_error else "completed",
+        "status": final_status(result, terminal),
     }
     if view is not None and view.title and one_line(view.title)[0]:
         final["title"] = one_line(view.title)[0]

@@ -367,6 +367,25 @@ class SessionInfoUpdate(TypedDict):
     updatedAt: NotRequired[str]
 
 
+class ModelWait(TypedDict):
+    """`_meta.acpBridge.wait` of a notice saying the model step waits: why (`rate_limited`,
+    `server_error`, `unreachable`: before a retry; `silent`: nothing came from the model), how many
+    seconds (the wait ahead before a retry, the silence so far), and which retry of how many (0: none)."""
+
+    reason: str
+    seconds: float
+    attempt: int
+    of: int
+
+
+class NoticeBridgeMeta(TypedDict):
+    wait: ModelWait
+
+
+class NoticeMeta(TypedDict):
+    acpBridge: NoticeBridgeMeta
+
+
 class Notice(TypedDict):
     """`notice` (unstable): advisory, not history."""
 
@@ -374,6 +393,7 @@ class Notice(TypedDict):
     severity: Literal["info", "warning", "error"]
     title: str
     description: NotRequired[str]
+    _meta: NotRequired[NoticeMeta]
 
 
 class CommandInput(TypedDict):

@@ -1,6 +1,10 @@
 """The MCP SDK side of one server: `Connection` connects, lists, calls and closes, with the official SDK's
-`ClientSession` over the server's transport (stdio: `stdio.StdioProcess`; streamable HTTP and SSE: the
-SDK's clients).
+`Client` over the server's transport (stdio: `stdio.StdioProcess`; streamable HTTP and SSE: the SDK's
+clients). It connects as the SDK's own client does (`mode="auto"`): `server/discover` first, at the newest
+protocol revision (2026-07-28), and the 2025 `initialize` handshake when the server answers as a 2025-era
+one, so a modern-only endpoint (the TypeScript SDK's `createMcpHandler(factory, {legacy: 'reject'})`) and
+an older server both work. A failure to connect says its real cause (`failure_reason`: the HTTP status,
+the server's error and code), never the task group it surfaced through.
 
 A connection is one runner task that enters the transport and the session (anyio requires that the task
 entering them also leaves them) and then waits for `close()` or the transport's end (a stdio server's
@@ -30,11 +34,13 @@ from typing import Any, Final
 
 import httpx2
 import mcp_types as types
-from mcp import ClientSession
+from mcp import Client, ClientSession
 from mcp.client.session import ClientRequestContext, ElicitationFnT, IncomingMessage
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import PromptsListChanged, ToolsListChanged
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from acp_bridge import __version__
 
@@ -46,6 +52,7 @@ log = logging.getLogger(__name__)
 MAX_PAGES: Final = 100
 HTTP_TIMEOUT_S: Final = 30.0
 HTTP_READ_TIMEOUT_S: Final = 300.0
+MAX_ERROR_BODY_CHARS: Final = 300
 CLIENT_INFO: Final = types.Implementation(name="acp-bridge", version=__version__)
 
 ProgressFn = Callable[[float, float | None, str | None], None]
@@ -63,6 +70,10 @@ class ServerHooks:
 
 class ConnectionLost(Exception):
     """The server went away (its process ended, its HTTP session failed)."""
+
+
+class ConnectFailed(Exception):
+    """Connecting failed; the message is the real cause (`failure_reason`)."""
 
 
 class CallFailed(Exception):
@@ -90,6 +101,10 @@ class Connection:
         self.info: ServerInfo | None = None
         self.lost: str | None = None  # why the connection ended, when it ended without close()
         self._session: ClientSession | None = None
+        self._client: Client | None = None
+        # The last HTTP error answer (its status, URL and the start of its body): the SDK turns one into a
+        # JSON-RPC error that no longer says it, so a failure to connect names it from here.
+        self._http_error: str | None = None
         self._closing = asyncio.Event()
         self._runner: asyncio.Task[None] | None = None
 
@@ -116,59 +131,119 @@ class Connection:
     async def _run(self, ready: asyncio.Future[ServerInfo]) -> None:
         try:
             async with AsyncExitStack() as stack:
-                read, write = await self._transport(stack)
-                session = await stack.enter_async_context(
-                    ClientSession(
-                        read,
-                        write,
+                client = await stack.enter_async_context(
+                    Client(
+                        await self._transport(stack),
+                        mode="auto",  # `server/discover`, else the 2025 `initialize` handshake
                         list_roots_callback=self._roots,
                         elicitation_callback=self._elicitation_callback(),
                         logging_callback=self._log,
                         message_handler=self._on_message,
                         client_info=CLIENT_INFO,
+                        cache=None,  # every list is read anew (`list_changed` re-lists)
                     )
                 )
-                result = await session.initialize()
-                caps = result.capabilities
+                caps = client.server_capabilities
                 info = ServerInfo(
-                    result.server_info.name if result.server_info else None,
-                    result.instructions,
+                    client.server_info.name if client.server_info else None,
+                    client.instructions,
                     caps.tools is not None,
                     caps.prompts is not None,
                 )
-                self.info, self._session = info, session
+                self.info, self._client, self._session = info, client, client.session
                 ready.set_result(info)
-                await self._until_ended()
+                listener = self._listen_for_changes(client, info)
+                try:
+                    await self._until_ended()
+                finally:
+                    if listener is not None:
+                        listener.cancel()
+                        await asyncio.wait({listener})
         except BaseException as exc:
             if not ready.done():
-                ready.set_exception(exc if isinstance(exc, Exception) else ConnectionLost(repr(exc)))
+                ready.set_exception(self._open_error(exc))
             elif not self._closing.is_set() and self.lost is None:
-                self.lost = f"the connection failed: {exc!r}"
+                self.lost = f"the connection failed: {failure_reason(exc)}"
             if not isinstance(exc, Exception):
                 raise
         finally:
-            self._session = None
+            self._session = self._client = None
             if not self._closing.is_set() and self.lost is None and ready.done():
                 self.lost = self._why_ended()
 
     async def _transport(self, stack: AsyncExitStack) -> Any:
+        """The server's transport, not entered yet (the SDK's `Client` enters it); what it needs open
+        for its whole life (the HTTP client) is entered on `stack`."""
         config = self.config
         if isinstance(config, StdioServer):
             self.process = StdioProcess(config, self.cwd)
-            return await stack.enter_async_context(self.process)
+            return self.process
         headers = dict(config.headers)
         if config.kind == "sse":
-            return await stack.enter_async_context(
-                sse_client(
-                    config.url, headers=headers, timeout=HTTP_TIMEOUT_S, sse_read_timeout=HTTP_READ_TIMEOUT_S
-                )
+            return sse_client(
+                config.url, headers=headers, timeout=HTTP_TIMEOUT_S, sse_read_timeout=HTTP_READ_TIMEOUT_S
             )
         client = await stack.enter_async_context(
             httpx2.AsyncClient(
-                headers=headers, timeout=httpx2.Timeout(HTTP_TIMEOUT_S, read=HTTP_READ_TIMEOUT_S)
+                headers=headers,
+                timeout=httpx2.Timeout(HTTP_TIMEOUT_S, read=HTTP_READ_TIMEOUT_S),
+                event_hooks={"request": [self._forget_http_error], "response": [self._note_http_error]},
             )
         )
-        return await stack.enter_async_context(streamable_http_client(config.url, http_client=client))
+        return streamable_http_client(config.url, http_client=client)
+
+    async def _forget_http_error(self, _request: httpx2.Request) -> None:
+        if self._session is None:
+            self._http_error = None  # a new request: an earlier error answer is not why this one fails
+
+    async def _note_http_error(self, response: httpx2.Response) -> None:
+        """Keep what an HTTP error answer said (an error body is small: it is read here, and stays
+        readable for the SDK)."""
+        if response.status_code < 400 or self._session is not None:
+            return
+        said = (
+            f"{response.request.url} answered HTTP {response.status_code} {response.reason_phrase}".rstrip()
+        )
+        with contextlib.suppress(httpx2.HTTPError):
+            await response.aread()
+            body = " ".join(response.text[:MAX_ERROR_BODY_CHARS].split())
+            if body and not body.startswith("{"):  # a JSON-RPC error body is told as the server's error
+                said += f": {body}"
+        self._http_error = said
+
+    def _open_error(self, exc: BaseException) -> Exception:
+        """What `open` raises: a lone OS error as it is (a stdio server's command not found), anything else
+        as `ConnectFailed` saying its real cause."""
+        if not isinstance(exc, Exception):
+            return ConnectionLost(repr(exc))
+        leaves = _leaves(exc)
+        if len(leaves) == 1 and isinstance(leaves[0], OSError) and not self._http_error:
+            return leaves[0]
+        return ConnectFailed(self._failure(exc))
+
+    def _failure(self, exc: BaseException) -> str:
+        """Why connecting failed: the HTTP error answer behind it, if any, and the error itself."""
+        reason = failure_reason(exc)
+        return f"{self._http_error} ({reason})" if self._http_error else reason
+
+    def _listen_for_changes(self, client: Client, info: ServerInfo) -> asyncio.Task[None] | None:
+        """On a 2026-07-28 connection a server tells of list changes only on a `subscriptions/listen`
+        stream (a 2025 one sends `notifications/*/list_changed`: `_on_message`): open one, for the life of
+        the connection."""
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS or not (info.tools or info.prompts):
+            return None
+        return asyncio.ensure_future(self._listen(client, info))
+
+    async def _listen(self, client: Client, info: ServerInfo) -> None:
+        try:
+            async with client.listen(tools_list_changed=info.tools, prompts_list_changed=info.prompts) as sub:
+                async for event in sub:
+                    if isinstance(event, ToolsListChanged):
+                        self.hooks.list_changed("tools")
+                    elif isinstance(event, PromptsListChanged):
+                        self.hooks.list_changed("prompts")
+        except Exception as exc:  # noqa: BLE001 - a server without subscriptions still serves its tools
+            log.debug("MCP server %s: no list-change subscription: %s", self.config.name, failure_reason(exc))
 
     async def _until_ended(self) -> None:
         waits = [asyncio.ensure_future(self._closing.wait())]
@@ -226,11 +301,11 @@ class Connection:
 
     # --- requests -----------------------------------------------------------------------------------
 
-    def _require(self) -> ClientSession:
-        session = self._session
-        if session is None or self.lost is not None:
+    def _require(self) -> Client:
+        client = self._client
+        if client is None or self._session is None or self.lost is not None:
             raise ConnectionLost(self.lost or "not connected")
-        return session
+        return client
 
     async def _request(self, call: Awaitable[Any]) -> Any:
         try:
@@ -254,12 +329,12 @@ class Connection:
             self.lost = self._why_ended()
 
     async def list_tools(self) -> list[dict[str, Any]]:
-        session = self._require()
-        return await self._all_pages(session.list_tools, lambda page: page.tools)
+        client = self._require()
+        return await self._all_pages(client.list_tools, lambda page: page.tools)
 
     async def list_prompts(self) -> list[dict[str, Any]]:
-        session = self._require()
-        return await self._all_pages(session.list_prompts, lambda page: page.prompts)
+        client = self._require()
+        return await self._all_pages(client.list_prompts, lambda page: page.prompts)
 
     async def _all_pages(
         self, request: Callable[..., Awaitable[Any]], items: Callable[[Any], Iterable[Any]]
@@ -268,8 +343,7 @@ class Connection:
         listed: list[dict[str, Any]] = []
         cursor: str | None = None
         for _ in range(MAX_PAGES):
-            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
-            page = await self._request(request(params=params))
+            page = await self._request(request(cursor=cursor))
             listed += [item.model_dump(mode="json", by_alias=True, exclude_none=True) for item in items(page)]
             cursor = page.next_cursor
             if not cursor:
@@ -279,21 +353,22 @@ class Connection:
     async def call_tool(
         self, name: str, arguments: Mapping[str, Any], on_progress: ProgressFn | None = None
     ) -> dict[str, Any]:
-        """The `CallToolResult` as JSON. Raises ConnectionLost / CallFailed."""
-        session = self._require()
+        """The `CallToolResult` as JSON (a 2026-07-28 server's requests for input answered on the way).
+        Raises ConnectionLost / CallFailed."""
+        client = self._require()
 
         async def report(progress: float, total: float | None, message: str | None) -> None:
             if on_progress is not None:
                 on_progress(progress, total, message)
 
-        result = await self._request(session.call_tool(name, dict(arguments), progress_callback=report))
+        result = await self._request(client.call_tool(name, dict(arguments), progress_callback=report))
         dumped: dict[str, Any] = result.model_dump(mode="json", by_alias=True, exclude_none=True)
         return dumped
 
     async def get_prompt(self, name: str, arguments: Mapping[str, str]) -> list[dict[str, Any]]:
         """The prompt's messages as JSON."""
-        session = self._require()
-        result = await self._request(session.get_prompt(name, dict(arguments)))
+        client = self._require()
+        result = await self._request(client.get_prompt(name, dict(arguments)))
         return [m.model_dump(mode="json", by_alias=True, exclude_none=True) for m in result.messages]
 
     async def wait_ended(self) -> None:
@@ -313,6 +388,41 @@ class Connection:
                 await runner
         elif self.process is not None:
             await self.process.stop()
+
+
+def failure_reason(exc: BaseException) -> str:
+    """What went wrong, in words that name the cause: an exception group (the SDK's task groups wrap
+    what failed in them) is unwrapped to the exceptions it holds; a server's error is its message and
+    code (and, for an unsupported protocol version, the versions it supports); an HTTP failure its status
+    and URL."""
+    causes = list(dict.fromkeys(_reason(leaf) for leaf in _leaves(exc)))
+    return "; ".join(causes) or type(exc).__name__
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for inner in exc.exceptions for leaf in _leaves(inner)]
+    if isinstance(exc, ConnectFailed | ConnectionLost | CallFailed | OSError):
+        return [exc]
+    if exc.__cause__ is not None and not str(exc):
+        return _leaves(exc.__cause__)
+    return [exc]
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, MCPError):
+        text = f"the server answered error {exc.code}: {exc.message}"
+        data = exc.data
+        supported = data.get("supported") if isinstance(data, Mapping) else None
+        if exc.code == types.UNSUPPORTED_PROTOCOL_VERSION and isinstance(supported, list):
+            text += f" (it supports {', '.join(map(str, supported))})"
+        return text
+    if isinstance(exc, httpx2.HTTPStatusError):
+        response = exc.response
+        return f"{exc.request.url} answered HTTP {response.status_code} {response.reason_phrase}".rstrip()
+    if isinstance(exc, httpx2.HTTPError):
+        return f"the connection failed: {exc or type(exc).__name__}"
+    return str(exc) or type(exc).__name__
 
 
 def describe(config: ServerConfig) -> str:

@@ -566,6 +566,8 @@ async def _settle_exit(conn: Connection) -> None:
 
 
 def _describe_failure(exc: BaseException, conn: Connection) -> str:
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]  # what failed, not the task group it failed in (`client.failure_reason`)
     process = conn.process
     if isinstance(exc, FileNotFoundError) and isinstance(conn.config, StdioServer):
         return f"the command `{conn.config.command}` was not found"

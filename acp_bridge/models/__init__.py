@@ -34,6 +34,8 @@ from acp_bridge.models.base import (
     ToolSpec,
     Usage,
     UserMessage,
+    Waiting,
+    WaitReason,
     estimate_tokens,
     parse_tool_arguments,
 )
@@ -73,6 +75,8 @@ __all__ = [
     "ToolSpec",
     "Usage",
     "UserMessage",
+    "WaitReason",
+    "Waiting",
     "demo_workspace_files",
     "estimate_tokens",
     "load_backend",

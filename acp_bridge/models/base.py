@@ -3,7 +3,8 @@
 A backend knows nothing about ACP, sessions on the wire or tools' bodies. It sees the conversation as
 neutral messages plus the model-facing tool schemas, and yields one *step* (one model response) as
 events: thought and text deltas as they arrive, then exactly one `StepComplete` carrying the complete
-tool calls. Errors are `ModelError`s with a `kind` the loop can act on; nothing else escapes.
+tool calls; a `Waiting` before each wait between attempts, so the user is told why nothing comes. Errors
+are `ModelError`s with a `kind` the loop can act on; nothing else escapes.
 
 Invariant: a backend never executes tools and never writes to stdout.
 """
@@ -165,7 +166,48 @@ class StepComplete:
     script_exhausted: bool = False
 
 
-StepEvent = ThoughtDelta | TextDelta | ToolCallStarted | StepComplete
+# Why a step waits: the backend waits before trying a request again (`rate_limited`: HTTP 429;
+# `server_error`: 5xx/408/409; `unreachable`: no connection or no answer), or the model has sent nothing
+# for a while (`silent`: the turn notices it; a backend never yields it).
+WaitReason = Literal["rate_limited", "server_error", "unreachable", "silent"]
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """The step is waiting, and the user should be told. A backend yields one right before it sleeps
+    `seconds` until retry `attempt` (from 1) of at most `of`; the turn makes one (`silent`, `seconds` the
+    silence so far) when the model has sent nothing for a while. Neither is output of the model: a
+    request may still be retried after one."""
+
+    reason: WaitReason
+    seconds: float
+    attempt: int = 0
+    of: int = 0
+    # The status that made the backend wait, for the words (`server_error`).
+    status: int | None = None
+
+    def describe(self) -> str:
+        """The wait in words: "rate limited, retrying in 2 s (attempt 1 of 3)", "waiting for the model for
+        40 s"."""
+        seconds = _whole_seconds(self.seconds)
+        if self.reason == "silent":
+            return f"waiting for the model for {seconds} s"
+        why = {
+            "rate_limited": "rate limited",
+            "server_error": f"the model API failed (HTTP {self.status})"
+            if self.status
+            else "the model API failed",
+            "unreachable": "the model API did not answer",
+        }[self.reason]
+        return f"{why}, retrying in {seconds} s (attempt {self.attempt} of {self.of})"
+
+
+def _whole_seconds(seconds: float) -> int:
+    """Seconds as a person reads them: rounded, and never 0 for a real wait."""
+    return max(1, round(seconds)) if seconds > 0 else 0
+
+
+StepEvent = ThoughtDelta | TextDelta | ToolCallStarted | StepComplete | Waiting
 
 
 def estimate_tokens(text: str) -> int:

@@ -5,8 +5,9 @@ response or connection means (a `ModelError` of which kind), and the retries.
 `consume` turns into items. 401/403 fail at once (`auth`, naming the env vars to set); 408/409/429/5xx and
 connection failures before `consume` yielded anything are retried with capped exponential backoff and
 jitter, honouring a capped `Retry-After` (`RetryPolicy`, whose `wait_before_retry` is the one place an
-attempt waits for the next); a stream that breaks after an item was yielded is `connection` and is not
-retried, since that output was already shown. `list_models` reads `GET {base_url}/models`.
+attempt waits for the next; it yields a `Waiting` first, so the user is told why and for how long); a
+stream that breaks after an item was yielded is `connection` and is not retried, since that output was
+already shown. `list_models` reads `GET {base_url}/models`.
 
 The key is asked of a `KeyProvider` at each request when there is no fixed key, so a login or a logout
 takes effect on the next request without a restart.
@@ -32,7 +33,7 @@ from typing import Any, Final, Protocol, TypeVar
 import httpx
 
 from acp_bridge.common.credentials import API_KEY_ENV_VARS, STORED_KEY_SOURCE
-from acp_bridge.models.base import ModelError, ModelErrorKind
+from acp_bridge.models.base import ModelError, ModelErrorKind, Waiting, WaitReason
 
 log = logging.getLogger(__name__)
 
@@ -84,10 +85,13 @@ class RetryPolicy:
         # "Equal jitter": never less than half the backoff, so retries still spread out.
         return ceiling / 2 + random.uniform(0, ceiling / 2)
 
-    async def wait_before_retry(self, error: ModelError, attempt: int, retry_after: float | None) -> None:
+    async def wait_before_retry(
+        self, error: ModelError, attempt: int, retry_after: float | None
+    ) -> AsyncGenerator[Waiting, None]:
         """After the failed attempt `attempt` (0 for the first): raise `error` when it is final (not worth
-        retrying, or no retry left), else wait before the next attempt. Every wait between attempts is
-        taken here, so whatever reports a wait sees each one."""
+        retrying, or no retry left), else yield the `Waiting` that says why and how long, then (once the
+        caller asks for more) wait before the next attempt. Every wait between attempts is taken here, so
+        whatever reports a wait sees each one; a cancel ends the wait at once."""
         if not _retryable(error) or attempt >= self.max_retries:
             raise error
         delay = self.delay(attempt, retry_after)
@@ -98,7 +102,14 @@ class RetryPolicy:
             self.max_retries,
             delay,
         )
+        yield Waiting(_wait_reason(error), delay, attempt + 1, self.max_retries, error.status)
         await asyncio.sleep(delay)
+
+
+def _wait_reason(error: ModelError) -> WaitReason:
+    if error.status == 429:
+        return "rate_limited"
+    return "server_error" if error.status is not None else "unreachable"
 
 
 def _retryable(error: ModelError) -> bool:
@@ -196,10 +207,11 @@ class OpenAIHttp:
 
     async def stream(
         self, body: bytes, consume: Callable[[AsyncIterator[str]], AsyncGenerator[T, None]]
-    ) -> AsyncGenerator[T, None]:
+    ) -> AsyncGenerator[T | Waiting, None]:
         """POST `body` to the chat-completions URL and yield what `consume` makes of the response's lines,
-        trying again (as the module docstring says) while nothing was yielded. `consume` raises
-        `StreamEndedEarly` for a stream that closed before it was complete.
+        trying again (as the module docstring says) while nothing was yielded, with a `Waiting` before
+        each wait between attempts (it is no output: the request may still be retried after one).
+        `consume` raises `StreamEndedEarly` for a stream that closed before it was complete.
 
         Raises `ModelError`: `auth` (no key, or 401/403), `rate_limit` (429 after the retries), `server`
         (5xx/408/409 after the retries), `connection` (unreachable after the retries, or the stream broke
@@ -241,7 +253,9 @@ class OpenAIHttp:
                 raise ModelError(
                     f"The model API's response could not be read: {exc}", kind="protocol"
                 ) from exc
-            await self._retries.wait_before_retry(error, attempt, retry_after)
+            async with aclosing(self._retries.wait_before_retry(error, attempt, retry_after)) as waits:
+                async for waiting in waits:
+                    yield waiting
             attempt += 1
 
     async def _http_error(self, response: httpx.Response, attempt: int) -> ModelError:

@@ -41,6 +41,7 @@ from acp_bridge.common.settings import (
     DEFAULT_CODE_MODE,
     DEFAULT_MAX_STEPS,
     DEFAULT_STEER_LATE,
+    DEFAULT_WAIT_NOTICE_S,
     MODES,
     STEER_LATE,
 )
@@ -125,6 +126,14 @@ def add_core_arguments(parser: argparse.ArgumentParser) -> None:
         "the next prompt, right after ('turn', as Claude Code does). Default: step",
     )
     model.add_argument(
+        "--wait-notice",
+        type=_wait_notice,
+        default=DEFAULT_WAIT_NOTICE_S,
+        metavar="SECONDS",
+        help="tell the user when the model has sent nothing for this long, and again every as long "
+        f"(0: never; default {DEFAULT_WAIT_NOTICE_S:g}); a rate-limited request's retries are always told",
+    )
+    model.add_argument(
         "--vision",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -197,6 +206,16 @@ def _model_list(text: str) -> tuple[str, ...]:
     if not models:
         raise argparse.ArgumentTypeError("expected model names separated by commas")
     return models
+
+
+def _wait_notice(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not seconds >= 0 or seconds == float("inf"):
+        raise argparse.ArgumentTypeError("the seconds must be 0 (never) or more")
+    return seconds
 
 
 def _compact_at(text: str) -> float | None:
@@ -381,6 +400,7 @@ def load_core(args: argparse.Namespace, mcp_servers: ServerList | None) -> CoreS
             rules_dir=str(state / "rules") if args.remember == "project" else None,
             code_mode=getattr(args, "code_mode", DEFAULT_CODE_MODE),
             steer_late=getattr(args, "steer_late", DEFAULT_STEER_LATE),
+            wait_notice=args.wait_notice,
         ),
         store=_open_store(state, keep_history=not args.no_history),
     )

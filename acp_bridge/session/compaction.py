@@ -48,6 +48,7 @@ from acp_bridge.models import (
     estimate_tokens,
 )
 from acp_bridge.session.config_options import SessionControls
+from acp_bridge.turn import waits
 from acp_bridge.turn.model_step import StepDelta, stream_model_step
 from registry_core import CancelSignal
 
@@ -354,5 +355,9 @@ class Compactor:
                     host.send(mapping.compaction_summary_chunk(chunk_id, event.text))
                     await host.channel.drain()
 
-        complete = await stream_model_step(host.backend, request, signal, on_event, what="summary")
+        notices = host.channel.capabilities.notices
+        complete = await stream_model_step(
+            host.backend, request, signal, on_event, what="summary",
+            on_wait=lambda waiting: host.send(waits.tell(waiting, notices=notices)),  # before a retry
+        )  # fmt: skip
         return ("".join(pieces), complete) if complete is not None else ("", None)

@@ -12,6 +12,7 @@ from acp_bridge.common.settings import (
     DEFAULT_CODE_MODE,
     DEFAULT_MAX_STEPS,
     DEFAULT_STEER_LATE,
+    DEFAULT_WAIT_NOTICE_S,
     CodeMode,
     SteerLate,
 )
@@ -51,3 +52,6 @@ class CoreConfig:
     code_mode: CodeMode = DEFAULT_CODE_MODE
     # `--steer-late`: what a prompt sent while the model gives a turn's final answer does (session/steering).
     steer_late: SteerLate = DEFAULT_STEER_LATE
+    # `--wait-notice`: after how many seconds of the model's silence the user is told, and again every as
+    # many seconds (0: never).
+    wait_notice: float = DEFAULT_WAIT_NOTICE_S

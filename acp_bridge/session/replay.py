@@ -312,7 +312,7 @@ class _Player:
             title = update.get("title") or title
             locations = update.get("locations") or locations
         program.nested.append(
-            mapping.NestedLine(title or record.name, "failed" if result.is_error else "completed")
+            mapping.NestedLine(title or record.name, mapping.final_status(result, result_view))
         )
         program.nested_locations.append(locations)
         host.send(

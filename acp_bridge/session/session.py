@@ -304,6 +304,7 @@ class Session:
             turn_index=self.turn_index,
             max_steps=self.max_steps,
             vision=vision,
+            wait_notice=self.manager.config.wait_notice,
         )
         work = (
             # prompt glue: the turn gets the session's system prompt first (prompt_context).

@@ -376,6 +376,7 @@ class CardBook:
         result_view: ResultViewT | None = _stopped_terminal_view(state, durable)
         if result_view is None and presentable is not None:
             result_view = presentable.result_view(durable)
+        state.status = mapping.final_status(durable, result_view)  # failed: a non-zero exit too
         if runs_on(result_view) and self._hand_over(state):
             return  # bg: its command runs on; the card stays live in its session's keeper
         self._send_completed(state, durable, result_view)
@@ -480,6 +481,7 @@ class CardBook:
             state.live.close()
         result = ToolResult((TextBlock(failure.message),), True, failure)
         state.result = result
+        state.status = "failed"
         if record:
             self._record_result(state, result)
         self._send_completed(state, result, _stopped_terminal_view(state, result))

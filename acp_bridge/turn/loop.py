@@ -43,6 +43,7 @@ from acp_bridge.models import (
     UserMessage,
 )
 from acp_bridge.models.images import result_images, without_images
+from acp_bridge.turn import waits
 from acp_bridge.turn.cards import USER_CANCEL, CardBook, CardHost
 from acp_bridge.turn.model_step import StepDelta, stream_model_step
 from acp_bridge.turn.nested import NestedCards
@@ -140,8 +141,11 @@ class Turn:
         turn_index: int,
         max_steps: int,
         vision: bool = True,
+        wait_notice: float = waits.DEFAULT_WAIT_NOTICE_S,
     ) -> None:
         self.host = host
+        # waits: after how many seconds of the model's silence the user is told (0: never).
+        self.wait_notice = wait_notice
         # Whether the model sees images; without vision each one is named in text instead.
         self.vision = vision
         self.history = history
@@ -302,7 +306,13 @@ class Turn:
             else:
                 self.cards.announce_streaming(event)
 
-        out.complete = await stream_model_step(self.host.backend, request, self.controller.signal, on_event)
+        # waits: the backend's waits before a retry, and a silent model, are told to the user.
+        notices = channel.capabilities.notices
+        out.complete = await stream_model_step(
+            self.host.backend, request, self.controller.signal, on_event,
+            on_wait=lambda waiting: self._send(waits.tell(waiting, notices=notices)),
+            silence_after=self.wait_notice,
+        )  # fmt: skip
         return out
 
     async def _run_calls(self, calls: Sequence[ToolCallRequest]) -> bool:

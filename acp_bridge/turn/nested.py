@@ -146,11 +146,8 @@ class NestedCards:
         calls = self.book.calls
         lines = []
         for call_id in program.nested:
-            state = calls[call_id]
-            status: ToolStatus = state.status
-            if state.result is not None:
-                status = "failed" if state.result.is_error else "completed"
-            lines.append(mapping.NestedLine(state.shown_title or state.name, status))
+            state = calls[call_id]  # a settled call's status is its final one (`CardBook.finish`)
+            lines.append(mapping.NestedLine(state.shown_title or state.name, state.status))
         return lines
 
     def _locations(self, program: CallState) -> list[mapping.Location]:

@@ -85,7 +85,8 @@ async def test_the_card_streams_after_the_prompt_ended_and_completes_with_the_ex
     await bridge.wait_for(lambda: "one" in _card(bridge, session_id, "bg1").output)
 
     gate.touch()
-    await bridge.wait_for(lambda: _card(bridge, session_id, "bg1").status == "completed")
+    # A non-zero exit ends the card failed (its output and code kept), as a foreground command's does.
+    await bridge.wait_for(lambda: _card(bridge, session_id, "bg1").status == "failed")
     card = _card(bridge, session_id, "bg1")
     assert card.output.replace("\r\n", "\n") == "one\ntwo\n"
     assert (card.exited.exit_code, card.outcome.exit_code) == (4, 4)
@@ -104,7 +105,7 @@ async def test_without_the_terminal_opt_in_the_card_shows_a_console_block_with_t
     await bridge.initialize(terminal_meta=False)
     session_id = await bridge.new_session(workspace)
     assert await bridge.prompt(session_id, "go") == "end_turn"
-    await bridge.wait_for(lambda: _card(bridge, session_id, "bg1").status == "completed")
+    await bridge.wait_for(lambda: _card(bridge, session_id, "bg1").status == "failed")
     texts = _card(bridge, session_id, "bg1").texts
     assert "```console\n$ echo hello; exit 2\nhello\n```" in texts and "Exited with code 2" in texts
 
@@ -132,7 +133,7 @@ async def test_the_model_is_told_at_its_next_step_that_the_command_ended(
         assert "running in the background with bash_id 'call_bg'" in tool["content"]
 
         gate.touch()
-        await bridge.wait_for(lambda: _card(bridge, session_id, "call_bg").status == "completed")
+        await bridge.wait_for(lambda: _card(bridge, session_id, "call_bg").status == "failed")
         assert await bridge.prompt(session_id, "and?") == "end_turn"
         messages = server.requests[2].json()["messages"]
     note = (
@@ -234,7 +235,7 @@ async def test_the_bridge_ending_stops_them_and_load_replays_the_card_as_it_ende
     )
     assert await bridge.prompt(session_id, "go") == "end_turn"
     await wait_started(mark)
-    await bridge.wait_for(lambda: _card(bridge, session_id, "done").status == "completed")
+    await bridge.wait_for(lambda: _card(bridge, session_id, "done").status == "failed")  # exit 5
     live_done = _card(bridge, session_id, "done")
     await bridge.close_stdin()
     await asyncio.wait_for(bridge.proc.wait(), 5)
@@ -248,6 +249,7 @@ async def test_the_bridge_ending_stops_them_and_load_replays_the_card_as_it_ende
     replayed = fold_cards(again.updates(session_id))
     for live, card in ((live_done, replayed["done"]), (live_long, replayed["long"])):
         assert (card.status, card.exited, card.outcome) == (live.status, live.exited, live.outcome)
+    assert replayed["done"].status == "failed" and replayed["done"].exited.exit_code == 5
     assert replayed["done"].output.replace("\r\n", "\n") == "finished\n"
     assert "Stopped by the session ended." in replayed["long"].output
     assert not again.schema_errors
@@ -303,7 +305,7 @@ async def test_a_program_s_background_command_keeps_its_card_under_the_program_s
     assert _card(bridge, session_id, "p1").status == "completed"
     assert _card(bridge, session_id, "p1:code:1").status == "in_progress"
     gate.touch()
-    await bridge.wait_for(lambda: _card(bridge, session_id, "p1:code:1").status == "completed")
+    await bridge.wait_for(lambda: _card(bridge, session_id, "p1:code:1").status == "failed")
     live = _card(bridge, session_id, "p1:code:1")
     assert (live.parent, live.exited.exit_code) == ("p1", 6) and "one" in live.output
     await bridge.stop()

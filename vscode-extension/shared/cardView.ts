@@ -7,7 +7,7 @@
 import type { PermissionOption, ToolCallContent } from "./acp";
 import type { SessionState, TerminalView, ToolCard } from "./state";
 import { cardTerminalIds } from "./reducer";
-import { exitBadge } from "./terminalText";
+import { exitBadge, type ExitTone } from "./terminalText";
 
 export type OutcomeTone = "ok" | "bad" | "stopped" | "running" | "pending" | "attention";
 
@@ -30,7 +30,9 @@ export function wasRejected(card: ToolCard): boolean {
 
 /**
  * The badge: awaiting approval, running, the exit status of a finished command when it is not 0 (a
- * command that exits 1 did not succeed, whatever the call's status), rejected, undone, else the status.
+ * command that exits 1 did not succeed, whatever the call's status; the bridge ends such a card
+ * `failed`, its `rawOutput` saying the command ran: no error of the tool), rejected, undone, else the
+ * status.
  */
 export function cardOutcome(card: ToolCard, terminals: Record<string, TerminalView>): Outcome {
   if (isAwaiting(card)) return { text: "awaiting approval", tone: "attention" };
@@ -38,10 +40,34 @@ export function cardOutcome(card: ToolCard, terminals: Record<string, TerminalVi
   if (card.status === "pending") return { text: "pending", tone: "pending" };
   if (card.status === "in_progress") return { text: "running", tone: "running" };
   if (card.status === "cancelled") return { text: "cancelled", tone: "stopped" };
-  if (card.status === "failed") return { text: wasRejected(card) ? "rejected" : "failed", tone: "bad" };
   const exit = commandExit(card, terminals);
-  if (exit && (exit.signal || (exit.exitCode !== null && exit.exitCode !== 0))) return { text: exitBadge(exit).text, tone: "bad" };
+  const exitedBadly = !!exit && (!!exit.signal || (exit.exitCode !== null && exit.exitCode !== 0));
+  if (card.status === "failed") {
+    if (wasRejected(card)) return { text: "rejected", tone: "bad" };
+    // A command that ran to a non-zero exit (not stopped, not refused): its exit is the outcome.
+    if (exitedBadly && ranToItsEnd(card)) return { text: exitBadge(exit).text, tone: "bad" };
+    return { text: "failed", tone: "bad" };
+  }
+  if (exitedBadly) return { text: exitBadge(exit).text, tone: "bad" };
   return { text: "completed", tone: "ok" };
+}
+
+/** The agent's `rawOutput` says the call itself succeeded (`isError: false`): what failed is the command. */
+function ranToItsEnd(card: ToolCard): boolean {
+  const raw = card.rawOutput;
+  return typeof raw === "object" && raw !== null && (raw as { isError?: unknown }).isError === false;
+}
+
+/**
+ * A terminal's badge on its card: its exit once it has one; before that "running" only while the card
+ * runs. A card that waits for approval (or is pending) has run nothing yet: "not started". A finished
+ * card whose terminal never reported an exit says "stopped".
+ */
+export function terminalBadge(exit: TerminalView["exit"], card: ToolCard | undefined): { text: string; tone: ExitTone } {
+  if (exit) return exitBadge(exit);
+  if (card && (isAwaiting(card) || card.status === "pending")) return { text: "not started", tone: "pending" };
+  if (card && card.status !== "in_progress") return { text: "stopped", tone: "stopped" };
+  return exitBadge(undefined);
 }
 
 /** A finished command's exit: from its terminal, else from the agent's raw output (`exitCode`, `signal`). */
@@ -105,20 +131,43 @@ export function approvalLayout(options: readonly PermissionOption[]): ApprovalLa
   return { main, always, reject: sorted.find((o) => o.kind === "reject_once") ?? sorted.find((o) => o.kind === "reject_always") };
 }
 
-/** A short label for a button: the option's kind in two words (the full name stays as its tooltip). */
-export function shortLabel(option: PermissionOption): string {
+/**
+ * A choice's label on a button or a notification link. The one-time choices in two words; an "always"
+ * choice outlives the call, so its label says what it covers: the agent's own name for it when that
+ * names more than the kind ("Always allow `ls` commands (this session)"), else the kind's words with
+ * the scope the option carries as data (`_meta.acpBridge.scope`), else the name as it is.
+ */
+export function choiceLabel(option: PermissionOption): string {
   switch (option.kind) {
     case "allow_once":
       return "Allow once";
     case "reject_once":
       return "Reject";
     case "allow_always":
-      return "Always allow";
-    case "reject_always":
-      return "Always reject";
+    case "reject_always": {
+      const words = option.kind === "allow_always" ? "Always allow" : "Always reject";
+      const name = option.name.trim();
+      if (name && !isBareKind(name)) return name;
+      const scope = optionScope(option);
+      return scope ? `${words} ${scope}` : name || words;
+    }
     default:
       return option.name;
   }
+}
+
+/** A name that only repeats its kind ("Always Allow", "allow always"): it says nothing of a scope. */
+function isBareKind(name: string): boolean {
+  const words = name.toLowerCase().replace(/[^a-z ]/g, " ").split(/\s+/).filter(Boolean).sort().join(" ");
+  return ["always", "allow always", "always reject", "always deny"].includes(words);
+}
+
+/** The scope an "always" option is remembered for, as the bridge sends it (`_meta.acpBridge.scope`). */
+export function optionScope(option: PermissionOption): string | undefined {
+  const meta = option._meta as Record<string, unknown> | null | undefined;
+  const bridge = meta?.acpBridge;
+  const scope = typeof bridge === "object" && bridge !== null ? (bridge as { scope?: unknown }).scope : undefined;
+  return typeof scope === "string" && scope.trim() ? scope.trim() : undefined;
 }
 
 /** The words of an answer on a card: "Allowed once", "Rejected: too risky", "Cancelled". */

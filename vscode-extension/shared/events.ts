@@ -66,6 +66,8 @@ export interface Change {
   plan?: boolean;
   /** The messages waiting to land (`steers`) changed. */
   steers?: boolean;
+  /** The waiting line (`SessionState.waiting`) changed. */
+  waiting?: boolean;
   items?: string[];
   cards?: string[];
   terminals?: string[];

@@ -24,11 +24,23 @@ import type { Change, SessionEvent } from "./events";
 import { type CompactionView, type SessionState, type TerminalView, type ToolCard, type UsageView, TERMINAL_KEEP_CHARS } from "./state";
 import { appendCapped } from "./terminalText";
 import { unpricedResponses } from "./usage";
+import { endsWait, modelWaitOf } from "./waiting";
 
 /** Where a nested call (a Code Mode program's sub-call) names the call that made it. */
 export const PARENT_KEY = "parentToolCallId";
 
 export function applyEvent(state: SessionState, event: SessionEvent): Change {
+  const change = applyEventOnly(state, event);
+  // The model is talking again, or the turn is over: the waiting line goes.
+  const over = event.type === "update" ? endsWait(event.update) : ["userPrompt", "turnEnded", "turnCancelled", "sessionStarted", "viewRestored"].includes(event.type);
+  if (over && state.waiting) {
+    state.waiting = undefined;
+    return { ...change, waiting: true };
+  }
+  return change;
+}
+
+function applyEventOnly(state: SessionState, event: SessionEvent): Change {
   switch (event.type) {
     case "connection":
       state.connection = { status: event.status, agentName: event.agentName, error: event.error, failure: event.failure };
@@ -230,8 +242,15 @@ function applyUpdate(state: SessionState, update: SessionUpdate): Change {
       state.usage = usage;
       return { header: true };
     }
-    case "notice":
+    case "notice": {
+      const wait = modelWaitOf(update);
+      if (wait) {
+        // A wait is a state, not history: one line while it lasts (with Cancel), never a timeline entry.
+        state.waiting = { text: update.title, reason: wait.reason };
+        return { waiting: true };
+      }
       return pushNotice(state, update.severity, update.description ? `${update.title}: ${update.description}` : update.title);
+    }
     case "compaction_update": {
       const { item, change } = compactionItem(state, update.compactionId);
       item.status = update.status;

@@ -184,6 +184,12 @@ export interface SteerView {
   landed: boolean;
 }
 
+export interface WaitingView {
+  /** "Waiting for the model for 40 s", "Rate limited, retrying in 2 s (attempt 1 of 3)". */
+  text: string;
+  reason: string;
+}
+
 export interface SessionState {
   connection: { status: ConnectionStatus; agentName: string; error?: string; failure?: FailureView };
   agent?: AgentView;
@@ -209,6 +215,8 @@ export interface SessionState {
   usage?: UsageView;
   /** Set while the agent refuses to work until the user logs in. */
   auth?: AuthView;
+  /** The model keeps the prompt waiting (rate limited and retrying, or silent): the agent's words for it. */
+  waiting?: WaitingView;
   follow: boolean;
   canLoadSessions: boolean;
   nextItemId: number;

@@ -27,7 +27,7 @@ function isLowSurrogate(code: number): boolean {
   return code >= 0xdc00 && code <= 0xdfff;
 }
 
-export type ExitTone = "ok" | "bad" | "stopped" | "running";
+export type ExitTone = "ok" | "bad" | "stopped" | "running" | "pending";
 
 /**
  * A terminal's exit badge. A signal wins over a code ("killed: SIGTERM", e.g. a cancelled command), a

@@ -4,14 +4,15 @@
  * read/search/fetch bodies start collapsed; a card waiting for approval is always open.
  *
  * The question: "Allow once" (primary), "Reject" and "Reject with a reason…" as buttons, the "always"
- * choices behind "More choices" (they outlive this call), and "Review" to open a pending edit in the
- * diff editor. Every control carries a `data-focus-key`, so focus survives the card being re-rendered.
+ * choices behind "More choices" (they outlive this call), each button saying what it covers ("Always
+ * allow `ls` commands (this session)", wrapped when long), and "Review" to open a pending edit in the
+ * diff editor. A terminal of a card that waits for its answer says "not started", never "running". Every control carries a `data-focus-key`, so focus survives the card being re-rendered.
  *
  * A program's card (Code Mode) holds the cards of the calls it made, each a full card of its own, in a
  * box after its own parts; its text list of those calls is then left out, the nested cards say it live.
  */
 import type { PermissionOption, ToolCallContent } from "../shared/acp";
-import { answerText, approvalLayout, cardOutcome, isAwaiting, isNestedCallList, isPlanCard, shortLabel, startsCollapsed } from "../shared/cardView";
+import { answerText, approvalLayout, cardOutcome, choiceLabel, isAwaiting, isNestedCallList, isPlanCard, startsCollapsed } from "../shared/cardView";
 import { cardTerminalIds } from "../shared/reducer";
 import type { SessionState, ToolCard } from "../shared/state";
 import { contentBlock } from "./content";
@@ -129,7 +130,7 @@ export function approvalControls(card: ToolCard, ui: CardUi, where: "card" | "ba
     send({ type: "permission", requestId, optionId: o.optionId, ...(feedback ? { feedback } : {}) });
   };
   const button = (o: PermissionOption, extra = "") =>
-    h("button", { type: "button", class: `perm-btn perm-${o.kind}${extra}`, "data-option-id": o.optionId, "data-focus-key": `perm:${o.optionId}`, title: o.name, onclick: () => answer(o) }, shortLabel(o));
+    h("button", { type: "button", class: `perm-btn perm-${o.kind}${extra}`, "data-option-id": o.optionId, "data-focus-key": `perm:${o.optionId}`, title: o.name, onclick: () => answer(o) }, choiceLabel(o));
   const hasDiff = card.content.some((c) => c.type === "diff");
   const row = h("div", { class: "perm-row" }, ...layout.main.map((o) => button(o)));
   if (layout.reject) {
@@ -184,7 +185,7 @@ function body(state: SessionState, card: ToolCard, bodyId: string): HTMLElement 
     el.append(contentBlock(state, card, c, i, { awaiting }));
   });
   const embedded = new Set(card.content.flatMap((c) => (c.type === "terminal" ? [c.terminalId] : [])));
-  for (const tid of cardTerminalIds(card)) if (!embedded.has(tid)) el.append(terminalBlock(tid, state.terminals[tid], card.title));
+  for (const tid of cardTerminalIds(card)) if (!embedded.has(tid)) el.append(terminalBlock(tid, state.terminals[tid], card));
   if (card.proposed && card.status !== "completed") {
     const section = h("div", { class: "proposed" }, h("div", { class: "proposed-head" }, "Proposed change (not applied)"));
     card.proposed.forEach((c, i) => section.append(contentBlock(state, card, c, i, { proposed: true })));

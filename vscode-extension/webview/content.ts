@@ -29,7 +29,7 @@ export function contentBlock(state: SessionState, card: ToolCard, c: ToolCallCon
       return diffBlock(state, card.toolCallId, c, blockAnchors(list, card.locations)[index], index, opts);
     }
     case "terminal":
-      return terminalBlock(c.terminalId, state.terminals[c.terminalId], card.title);
+      return terminalBlock(c.terminalId, state.terminals[c.terminalId], card);
   }
 }
 

@@ -25,6 +25,7 @@ import { TailFollower } from "./scroll";
 import { fillTerminal } from "./terminal";
 import { Timeline } from "./timeline";
 import { loadUiState, saveUiState, send } from "./vscodeApi";
+import { renderWaiting } from "./waiting";
 import { renderWelcome } from "./welcome";
 
 let state: SessionState = emptyState();
@@ -41,12 +42,13 @@ const jump = h("button", { id: "jump-newest", class: "secondary", hidden: true, 
 const approvalBar = h("section", { id: "approval-bar", "aria-label": "Pending approval", hidden: true });
 const planEl = h("section", { id: "plan", "aria-label": "Plan", hidden: true });
 const steersEl = h("section", { id: "steers", "aria-label": "Sent, waiting for the agent's next step", "aria-live": "polite", hidden: true });
+const waitingEl = h("section", { id: "waiting", "aria-label": "Waiting for the model", "aria-live": "polite", hidden: true });
 const announcer = h("div", { class: "sr-only", "aria-live": "assertive" });
 const composer = createComposer(composerDraft, (d) => {
   composerDraft = d;
   persist();
 });
-const footer = h("footer", { id: "footer" }, jump, approvalBar, planEl, steersEl, composer.root);
+const footer = h("footer", { id: "footer" }, jump, approvalBar, planEl, steersEl, waitingEl, composer.root);
 const app = document.getElementById("app")!;
 app.append(header, welcome, timelineEl, footer, announcer);
 mountPerf(app);
@@ -104,7 +106,7 @@ new ResizeObserver(() => {
 }).observe(footer);
 new ResizeObserver(() => (scroller.style.scrollPaddingTop = `${header.offsetHeight}px`)).observe(header);
 
-const dirty = { reset: true, header: true, plan: true, steers: true, append: false, bar: true, ids: new Set<string>(), terminals: new Set<string>() };
+const dirty = { reset: true, header: true, plan: true, steers: true, waiting: true, append: false, bar: true, ids: new Set<string>(), terminals: new Set<string>() };
 let pendingT0: number[] = [];
 let planCompact = false;
 let scheduled = false;
@@ -114,6 +116,7 @@ function merge(c: Change): void {
   if (c.header) dirty.header = true;
   if (c.plan) dirty.plan = true;
   if (c.steers) dirty.steers = true;
+  if (c.waiting) dirty.waiting = true;
   if (c.timeline) dirty.append = true;
   for (const id of c.items ?? []) dirty.ids.add(id);
   for (const id of c.cards ?? []) {
@@ -161,8 +164,9 @@ function render(): void {
   if (dirty.reset || dirty.plan || compact !== planCompact) renderPlan(planEl, state.plan, compact);
   planCompact = compact;
   if (dirty.reset || dirty.steers) renderSteers(steersEl, state);
+  if (dirty.reset || dirty.waiting || dirty.header) renderWaiting(waitingEl, state);
   const barChanged = dirty.reset || dirty.bar;
-  Object.assign(dirty, { reset: false, header: false, plan: false, steers: false, append: false, bar: false });
+  Object.assign(dirty, { reset: false, header: false, plan: false, steers: false, waiting: false, append: false, bar: false });
   dirty.ids.clear();
   dirty.terminals.clear();
   if (barChanged) renderBar();

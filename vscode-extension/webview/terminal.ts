@@ -5,17 +5,22 @@
  * characters exist, so a 10 MB stream stays cheap.
  */
 import { parseAnsi } from "../shared/ansi";
-import type { TerminalView } from "../shared/state";
-import { exitBadge } from "../shared/terminalText";
+import { terminalBadge } from "../shared/cardView";
+import type { TerminalView, ToolCard } from "../shared/state";
 import { h } from "./dom";
 import { readable } from "./palette";
 
-export function terminalBlock(terminalId: string, term: TerminalView | undefined, cardTitle?: string): HTMLElement {
+/** A terminal block of `card` (its badge follows the card: a card waiting for approval ran nothing yet). */
+export function terminalBlock(terminalId: string, term: TerminalView | undefined, card?: ToolCard): HTMLElement {
   const el = h("div", { class: "terminal", "data-terminal-id": terminalId });
-  if (cardTitle !== undefined) el.dataset.cardTitle = cardTitle;
+  if (card !== undefined) el.dataset.cardTitle = card.title;
+  cards.set(el, card);
   fillTerminal(el, term);
   return el;
 }
+
+/** The card each terminal element was drawn for (a redrawn card draws new terminal elements). */
+const cards = new WeakMap<HTMLElement, ToolCard | undefined>();
 
 /** (Re)render one terminal block in place; keeps the scroll pinned to the bottom if it was there. */
 export function fillTerminal(el: HTMLElement, term: TerminalView | undefined): void {
@@ -50,13 +55,13 @@ export function fillTerminal(el: HTMLElement, term: TerminalView | undefined): v
   }
   const sameAsTitle = term?.command !== undefined && term.command.trim() === el.dataset.cardTitle?.trim();
   const label = term?.command && !sameAsTitle ? `$ ${term.command}` : "Output";
-  const head = h("div", { class: "term-head" }, h("span", { class: "term-cmd", title: term?.command }, label), badge(term));
+  const head = h("div", { class: "term-head" }, h("span", { class: "term-cmd", title: term?.command }, label), badge(term, cards.get(el)));
   el.replaceChildren(head, pre);
   if (pinned) pre.scrollTop = pre.scrollHeight;
 }
 
-function badge(term: TerminalView | undefined): HTMLElement {
-  const { text, tone } = exitBadge(term?.exit);
+function badge(term: TerminalView | undefined, card: ToolCard | undefined): HTMLElement {
+  const { text, tone } = terminalBadge(term?.exit, card);
   return h("span", { class: `exit-badge ${tone}`, title: term?.exit ? "Exit status" : undefined }, text);
 }
 

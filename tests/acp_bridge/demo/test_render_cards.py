@@ -7,7 +7,9 @@ import io
 
 from acp_bridge import mapping
 from acp_bridge.demo.render import CardPrinter, Style
-from registry_core.presentation import DiffCallView, FileDiff, TerminalCallView
+from registry_core import ToolResult
+from registry_core.content import TextBlock
+from registry_core.presentation import DiffCallView, FileDiff, TerminalCallView, TerminalResultView
 
 CWD = "/work/proj"
 PLAIN = mapping.WireContext(cwd=CWD)
@@ -23,6 +25,23 @@ def test_a_card_announced_while_streaming_is_printed_with_its_refined_title_and_
         mapping.tool_call_refined(PLAIN, "b1", "bash", {"command": "npm test"}, view, "in_progress")
     )
     assert out.getvalue().splitlines() == ["  … bash [other, waiting]", "  ▶ npm test [execute, running]"]
+
+
+def test_a_command_that_exits_non_zero_is_printed_failed_with_its_exit_code() -> None:
+    view = TerminalCallView(title="false")
+    for ctx in (PLAIN, mapping.WireContext(cwd=CWD, terminal_meta=True)):
+        out = io.StringIO()
+        printer = CardPrinter(out, Style(enabled=False), cwd=CWD, interactive=False)
+        printer.update(
+            mapping.tool_call_started(ctx, "b1", "bash", {"command": "false"}, view, "in_progress")
+        )
+        result = ToolResult((TextBlock("Exit code: 1"),), False)  # the command ran: no tool error
+        for update in mapping.tool_call_completed(
+            ctx, "b1", "bash", {"command": "false"}, view, result, TerminalResultView(output="", exit_code=1)
+        ):
+            printer.update(update)
+        assert "  ✖ false [execute, failed (exit 1)]" in out.getvalue().splitlines()
+        assert (printer.tally.completed, printer.tally.failed) == (0, 1)
 
 
 def _edit_view(old: str, new: str) -> DiffCallView:

@@ -29,6 +29,7 @@ from acp_bridge.models import (
     ToolSpec,
     Usage,
     UserMessage,
+    Waiting,
     load_backend,
 )
 from acp_bridge.models.openai_http import _retry_after_seconds
@@ -386,6 +387,54 @@ async def test_rate_limit_then_success_honours_retry_after(
     assert text_of(events) == "after the wait"
     assert len(server.requests) == 2
     assert elapsed >= 0.95, "Retry-After: 1 must be waited out"
+
+
+async def test_each_wait_before_a_retry_is_yielded_before_it_is_taken(
+    server: FakeOpenAIServer, make_backend: MakeBackend
+) -> None:
+    server.enqueue(
+        HTTPError(429, "Too many requests", retry_after="2"),
+        HTTPError(503, "busy"),
+        chat(text="after the waits"),
+    )
+    backend = make_backend(retry_after_max=2.5, backoff_base=0.001, max_retries=3)
+    events: list[StepEvent] = []
+    requests_when_told: list[int] = []
+    async for event in backend.stream_step(step_request()):
+        events.append(event)
+        if isinstance(event, Waiting):
+            requests_when_told.append(len(server.requests))  # told before the wait, not after
+    waits = [e for e in events if isinstance(e, Waiting)]
+    assert waits == [
+        Waiting("rate_limited", 2.0, 1, 3, 429),
+        Waiting("server_error", waits[1].seconds, 2, 3, 503),
+    ]
+    assert requests_when_told == [1, 2]
+    assert waits[0].describe() == "rate limited, retrying in 2 s (attempt 1 of 3)"
+    assert waits[1].describe() == "the model API failed (HTTP 503), retrying in 1 s (attempt 2 of 3)"
+    assert text_of(events) == "after the waits" and isinstance(events[-1], StepComplete)
+
+
+async def test_a_cancel_during_a_retry_wait_ends_it_at_once(
+    server: FakeOpenAIServer, make_backend: MakeBackend
+) -> None:
+    server.enqueue(HTTPError(429, "Too many requests", retry_after="30"), chat(text="never asked for"))
+    backend = make_backend(retry_after_max=30.0)
+    told = asyncio.Event()
+
+    async def consume() -> None:
+        async for event in backend.stream_step(step_request()):
+            if isinstance(event, Waiting):
+                told.set()
+
+    task = asyncio.create_task(consume())
+    await told.wait()
+    started = time.monotonic()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.monotonic() - started < 5  # not the 30 s wait
+    assert len(server.requests) == 1 and server.pending == 1
 
 
 async def test_retry_after_is_capped(server: FakeOpenAIServer, make_backend: MakeBackend) -> None:

@@ -135,9 +135,11 @@ async def test_a_command_that_ended_before_the_hand_over_completes_its_card_at_o
 
     assert keeper.keep_live(card)
     folded = fold_cards([{"sessionUpdate": "tool_call", "toolCallId": "b1", "title": "x"}, *host.updates])
-    assert folded["b1"].status == "completed" and folded["b1"].output == "quick\n"
+    # A non-zero exit ends the card failed, its output and code kept; the logged end is no tool error.
+    assert folded["b1"].status == "failed" and folded["b1"].output == "quick\n"
     assert folded["b1"].exited is not None and folded["b1"].exited.exit_code == 7
     assert [type(e) for e in host.log] == [BackgroundEnded]
+    assert not host.log[0].result.is_error
 
 
 async def test_a_command_no_card_was_handed_over_for_ends_unlogged_and_unseen(

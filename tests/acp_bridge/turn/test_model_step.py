@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Callable
 import anyio
 import pytest
 
-from acp_bridge.models import ModelError, StepComplete, StepEvent, StepRequest, TextDelta
+from acp_bridge.models import ModelError, StepComplete, StepEvent, StepRequest, TextDelta, Waiting
 from acp_bridge.turn import model_step
 from acp_bridge.turn.model_step import StepDelta, stream_model_step
 from registry_core import CancelController
@@ -182,3 +182,19 @@ async def test_the_signal_keeps_no_callback_of_a_finished_step() -> None:
     for _ in range(3):
         await stream_model_step(Backend(lambda: Stream(three_events())), REQUEST, signal, Consumer())
     assert signal.callback_count == 0
+
+
+async def test_a_backend_s_wait_goes_to_on_wait_never_to_on_event() -> None:
+    waiting = Waiting("rate_limited", 2.0, 1, 3, 429)
+    stream = Stream([waiting, TextDelta("hi"), StepComplete()])
+    seen: list[StepDelta] = []
+    told: list[Waiting] = []
+
+    async def on_event(event: StepDelta) -> None:
+        seen.append(event)
+
+    complete = await stream_model_step(
+        Backend(lambda: stream), REQUEST, CancelController().signal, on_event, on_wait=told.append
+    )
+    assert complete == StepComplete()
+    assert told == [waiting] and seen == [TextDelta("hi")]

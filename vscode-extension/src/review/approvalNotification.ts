@@ -2,9 +2,9 @@
  * Approval questions as notifications that end when the question does. VS Code has no API to close a
  * message notification, but a progress notification closes when its task ends: each question is one,
  * running until it is answered anywhere (card, review editor, this notification, a cancelled turn). Its
- * choices are command links in the message ("Allow once · Reject · Review"): short, none of them a
- * default button, and an "always" choice is never one click away here (it stays in the card). It has
- * no Cancel button: it lives exactly as long as the question.
+ * choices are command links in the message ("Allow once · Reject · Always allow `ls` commands (this
+ * session) · Review"), none of them a default button; the lasting one says what it covers. It has no
+ * Cancel button: it lives exactly as long as the question.
  */
 import * as vscode from "vscode";
 import type { AskUser, ApprovalPrompt } from "./permissions";
@@ -20,7 +20,7 @@ export class ApprovalNotifications implements vscode.Disposable {
   readonly ask: AskUser = (p: ApprovalPrompt) =>
     new Promise<string | undefined>((resolve) => {
       this.waiting.set(p.requestId, resolve);
-      const links = p.choices.map((c) => link(c.label, ANSWER_COMMAND, [p.requestId, c.optionId]));
+      const links = p.choices.map((c) => link(linkText(c.label), ANSWER_COMMAND, [p.requestId, c.optionId]));
       links.push(link(this.canReview(p.toolCallId) ? "Review" : "Show", REVIEW_COMMAND, [p.toolCallId]));
       void vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: `${escapeLinkText(p.message)}: ${links.join(" · ")}` },
@@ -57,6 +57,14 @@ function link(label: string, command: string, args: unknown[]): string {
  * (full-width look-alikes instead; the card shows the exact text).
  */
 function escapeLinkText(s: string): string {
-  const short = s.length > 48 ? `${s.slice(0, 47)}…` : s;
-  return short.replace(/\[/g, "［").replace(/\]/g, "］");
+  return noBrackets(s.length > 48 ? `${s.slice(0, 47)}…` : s);
+}
+
+/** A choice's words as a link's text: whole (a scope is never cut), without brackets. */
+function linkText(s: string): string {
+  return noBrackets(s);
+}
+
+function noBrackets(s: string): string {
+  return s.replace(/\[/g, "［").replace(/\]/g, "］");
 }

@@ -1,13 +1,14 @@
 /**
  * PermissionBroker: answers `session/request_permission`. Each question appears inside its tool card
  * (through the store) and, when a notifier is given, as a notification; whichever is answered first wins
- * and later answers are ignored. The notification offers only the one-time choices under short labels
- * (the "always" ones outlive the call and stay in the card) and is told when the question is settled
- * anywhere, so it can close. A cancelled turn (or an agent-side `$/cancel_request`) answers `cancelled`.
+ * and later answers are ignored. The notification offers the one-time choices under short labels and
+ * the "always allow" one under a label that says what it covers, and is told when the question is
+ * settled anywhere, so it can close. A cancelled turn (or an agent-side `$/cancel_request`) answers
+ * `cancelled`.
  * A rejection may carry the user's reason, sent as `_meta.feedback` on the selected outcome.
  */
 import type { PermissionOption, RequestPermissionRequest, RequestPermissionResponse } from "../../shared/acp";
-import { shortLabel } from "../../shared/cardView";
+import { choiceLabel } from "../../shared/cardView";
 import type { SessionStore } from "../session/store";
 
 /** A question as a notification shows it. */
@@ -16,7 +17,7 @@ export interface ApprovalPrompt {
   toolCallId: string;
   /** One line: "Agent wants to edit notes.txt". */
   message: string;
-  /** Short labels, the safe one-time choices only: allow once, then reject. */
+  /** Allow once, reject, then "always allow" with its scope in its label. */
   choices: Array<{ label: string; optionId: string }>;
   /** Resolves when the question is answered anywhere (card, notification, review editor, cancel). */
   settled: Promise<string>;
@@ -117,9 +118,12 @@ export function questionText(kind: string | null | undefined, title: string): st
   return kind === "execute" ? `Agent wants to run: ${object}` : `Agent wants to ${v} ${object}`;
 }
 
-/** Allow once, then Reject: the choices a notification offers (never an "always" one). */
+/**
+ * The choices a notification offers: Allow once, Reject, then the first "always allow" one, labelled
+ * with what it covers ("Always allow `ls` commands (this session)"), never a bare "Always allow".
+ */
 export function notificationChoices(options: readonly PermissionOption[]): Array<{ label: string; optionId: string }> {
   const pick = (kind: PermissionOption["kind"]) => options.find((o) => o.kind === kind);
-  const chosen = [pick("allow_once"), pick("reject_once")].filter((o): o is PermissionOption => o !== undefined);
-  return chosen.map((o) => ({ label: shortLabel(o), optionId: o.optionId }));
+  const chosen = [pick("allow_once"), pick("reject_once"), pick("allow_always")].filter((o): o is PermissionOption => o !== undefined);
+  return chosen.map((o) => ({ label: choiceLabel(o), optionId: o.optionId }));
 }

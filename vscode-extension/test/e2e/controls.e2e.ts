@@ -3,7 +3,8 @@
  * host messages the extension sends: config option pickers placed by category (choosing one asks the
  * host to set it), a boolean option as a switch (a click asks for the other value), the context gauge with the cost (and "incomplete"), a compaction's timeline entry
  * (streamed chunks, then the summary), the login banner, a question form (form elicitation), and the
- * composer's attachments and @-mentions.
+ * composer's attachments and @-mentions, and the line saying the model keeps the prompt waiting (with
+ * Cancel).
  * Screenshots: artifacts/shots/webview-controls.png, webview-question.png, webview-attachments.png.
  */
 import assert from "node:assert/strict";
@@ -151,6 +152,26 @@ describe("session controls in the webview", () => {
       mentions: [{ label: "docs/notes.md", path: "/ws/docs/notes.md" }],
     });
     assert.equal(await chips.count(), 0, "sent: the chips go");
+    assert.deepEqual(view.cspErrors, []);
+  });
+
+  it("says the model keeps the prompt waiting in one line with Cancel, gone once the model talks", async () => {
+    const { page } = view;
+    const wait = (title: string, reason: string, seconds: number) =>
+      update({ sessionUpdate: "notice", severity: "info", title, _meta: { acpBridge: { wait: { reason, seconds, attempt: 0, of: 0 } } } });
+    await postEvents(page, [{ type: "userPrompt", text: "think hard" }, wait("Waiting for the model for 20 s", "silent", 20)]);
+    const line = page.locator("#waiting");
+    await line.locator(".waiting-text", { hasText: "Waiting for the model for 20 s" }).waitFor({ timeout: 10_000 });
+    await postEvents(page, [wait("Waiting for the model for 40 s", "silent", 40)]);
+    await line.locator(".waiting-text", { hasText: "Waiting for the model for 40 s" }).waitFor({ timeout: 10_000 });
+    assert.equal(await page.locator(".msg-notice", { hasText: "Waiting for the model" }).count(), 0, "a state, not a timeline entry");
+    await page.screenshot({ path: shot("webview-waiting"), fullPage: true });
+    const before = (await sent(page, "cancel")).length;
+    await line.locator("button.waiting-cancel").click();
+    assert.equal((await sent(page, "cancel")).length, before + 1);
+    await postEvents(page, [update({ sessionUpdate: "agent_message_chunk", content: { type: "text", text: "Done thinking." } })]);
+    await line.waitFor({ state: "hidden", timeout: 10_000 });
+    await postEvents(page, [{ type: "turnEnded", stopReason: "end_turn" }]);
     assert.deepEqual(view.cspErrors, []);
   });
 });

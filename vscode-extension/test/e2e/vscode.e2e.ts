@@ -6,15 +6,17 @@
  * 1. The agent cannot start (a Python without acp_bridge): the view says what to do and keeps the cause,
  *    at 300 and 240 px side-bar widths; fixing the setting restarts it.
  * 2. "Focus Agent View" on a closed view puts the keyboard in the prompt. Read, edit (approved by
- *    keyboard in the card: focus moves to the next approval), command (approved in the notification,
- *    whose choices are short and safe, and which closes once the question is answered). Card states,
- *    the file on disk, follow-along and the diff editor; update → card latency.
+ *    keyboard in the card: focus moves to the next approval), command (not "running" while it waits;
+ *    approved in the notification, whose lasting choice says its scope, and which closes once the
+ *    question is answered). Card states, the file on disk, follow-along and the diff editor; update →
+ *    card latency.
  * 3. Hidden and shown again; a command cancelled from the view.
  * 4. History: a new session, then the first one reopened with the same cards.
  * 5. Approvals in sight: after a long answer the pending edit's buttons are on screen above the footer;
  *    scrolled up, the question is pinned in the footer. The diff is numbered from line 10 (a change at
  *    line 13), reviewed in the diff editor (whole file, Accept in its title bar); the next edit is
- *    rejected with a reason (kept on the card with the proposed diff); the accepted edit is undone.
+ *    rejected with a reason (kept on the card with the proposed diff); a command that exits 1 ends
+ *    failed with `exit 1` as its outcome; the accepted edit is undone.
  * 6. Three window reloads reopen the same conversation, answers included; History lists only sessions
  *    with a prompt, one entry per conversation.
  * 7. Contrast of badges and ANSI colours computed from rendered colours in light, dark and high-contrast
@@ -26,8 +28,9 @@
  *    of a workspace file; all of them reach the model.
  * 9. Questions: the `ask_user` tool's questions as forms (form elicitation); a picked option and typed
  *    text reach the model.
- * 10. Rules: "Always allow" shows in the Rules view and covers the same call; revoked there, the next
- *    same call asks again.
+ * 10. Rules: "Always allow" says its scope on its button ("Always allow `touch` commands (this
+ *    session)"), shows in the Rules view and covers the same call; revoked there, the next same call
+ *    asks again.
  * 11. Fork: "Fork Session" goes on in a new session that shows the conversation as it was, titled as a
  *    fork; its log starts with the original's, the original's log does not get the fork's prompt, and
  *    History lists both.
@@ -243,8 +246,8 @@ describe("Agent view in code-server against the real bridge", () => {
     assert.ok((await edit.locator(".diff-line.add").allTextContents()).includes("+BETA"), "the diff is visible while asking");
     const editToast = toasts(page, "Agent wants to edit notes.txt").first();
     await editToast.waitFor({ timeout: 10_000 });
-    // Short choices, none of them "always" (that one stays in the card), and no default button.
-    assert.deepEqual(await notificationLinks(editToast), ["Allow once", "Reject", "Review"]);
+    // Short one-time choices, the lasting one saying what it covers, and no default button.
+    assert.deepEqual(await notificationLinks(editToast), ["Allow once", "Reject", "Always allow `edit` on notes.txt (this session)", "Review"]);
     assert.equal(await editToast.locator(".monaco-button").count(), 0, "no button to press by accident");
     await page.screenshot({ path: shot("e2e-03-approval") });
     await editToast.screenshot({ path: shot("readme-notification") });
@@ -267,6 +270,10 @@ describe("Agent view in code-server against the real bridge", () => {
     // The command asks next: focus goes to its first button (no Tab hunt).
     const bash = view.locator("#card-call_bash");
     await bash.locator(".perm-btn.perm-allow_once").waitFor({ timeout: 30_000 });
+    // Nothing runs until it is answered: no "running" badge anywhere on its card.
+    assert.equal(((await bash.locator(".status-badge").textContent()) ?? "").trim(), "awaiting approval");
+    assert.deepEqual((await bash.locator(".exit-badge").allTextContents()).map((t) => t.trim()), ["not started"]);
+    assert.equal(await bash.locator(".badge, .exit-badge", { hasText: /^\s*running\s*$/ }).count(), 0);
     await view.locator("#card-call_bash .perm-btn.perm-allow_once:focus").waitFor({ timeout: 10_000 });
     assert.match(await focused(view), /^card-call_bash perm-btn perm-allow_once/);
     const bashToast = toasts(page, "Agent wants to run: printf").first();
@@ -459,10 +466,11 @@ describe("Agent view in code-server against the real bridge", () => {
     assert.deepEqual(await edit3.locator(".proposed .diff-line.add .code").allTextContents(), ["+LINE 3"]);
     assert.ok(!readFileSync(join(WS, "app.txt"), "utf8").includes("LINE 3\n"), "a rejected edit changes nothing");
 
-    // The command that fails: its exit status is the outcome.
+    // The command that fails: its exit status is the outcome, and the card ended failed.
     const fail = view.locator("#card-call_fail");
     await fail.locator(".perm-btn.perm-allow_once").click({ timeout: 30_000 });
     await fail.locator(".status-badge", { hasText: "exit 1" }).waitFor({ timeout: 30_000 });
+    assert.match((await fail.getAttribute("class")) ?? "", /\bstatus-failed\b/);
     await view.locator(".msg-agent", { hasText: "Review done" }).waitFor({ timeout: 30_000 });
 
     // Undo the accepted edit from its card: the file is as it was.
@@ -696,7 +704,11 @@ describe("attachments, questions and rules in code-server against the real bridg
     await view.locator("#prompt").press("Enter");
     const touch = view.locator("#card-call_touch");
     await touch.locator(".perm-more summary").click({ timeout: 30_000 });
-    await touch.locator(".perm-btn.perm-allow_always").click();
+    // The lasting choice says what it covers on the button itself, not only on hover.
+    const always = touch.locator(".perm-btn.perm-allow_always");
+    assert.equal(((await always.textContent()) ?? "").trim(), "Always allow `touch` commands (this session)");
+    await touch.screenshot({ path: shot("e2e-17-always-scope") });
+    await always.click();
     await view.locator(".msg-agent", { hasText: "Touched it twice." }).waitFor({ timeout: 30_000 });
     // Answered in the card with "always": the notification ends with the question.
     await toasts(page, "Agent wants to run: touch ruled.txt").first().waitFor({ state: "detached", timeout: 10_000 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { PermissionOption } from "../../shared/acp";
-import { answerText, approvalLayout, cardOutcome, isPlanCard, pendingApprovals, shortLabel, startsCollapsed } from "../../shared/cardView";
+import { answerText, approvalLayout, cardOutcome, choiceLabel, isPlanCard, pendingApprovals, startsCollapsed, terminalBadge } from "../../shared/cardView";
 import { stateAfter, toolCall, toolUpdate } from "./helpers";
 
 const options: PermissionOption[] = [
@@ -23,6 +23,34 @@ describe("card outcome", () => {
     expect(cardOutcome(s.cards.b!, s.terminals)).toEqual({ text: "exit 1", tone: "bad" });
     const ok = bash({ exit_code: 0, signal: null });
     expect(cardOutcome(ok.cards.b!, ok.terminals)).toEqual({ text: "completed", tone: "ok" });
+  });
+
+  it("a command the bridge ended failed for its non-zero exit shows the exit; a stopped one says failed", () => {
+    const ran = stateAfter(
+      toolCall("b", { kind: "execute", status: "in_progress", _meta: { terminal_info: { terminal_id: "b" } } }),
+      toolUpdate("b", { status: "failed", rawOutput: { isError: false, exitCode: 1, signal: null }, _meta: { terminal_exit: { terminal_id: "b", exit_code: 1, signal: null } } }),
+    );
+    expect(cardOutcome(ran.cards.b!, ran.terminals)).toEqual({ text: "exit 1", tone: "bad" });
+    const stopped = stateAfter(
+      toolCall("b", { kind: "execute", status: "in_progress", _meta: { terminal_info: { terminal_id: "b" } } }),
+      toolUpdate("b", { status: "failed", rawOutput: { isError: true, exitCode: null, signal: "SIGTERM" }, _meta: { terminal_exit: { terminal_id: "b", exit_code: null, signal: "SIGTERM" } } }),
+    );
+    expect(cardOutcome(stopped.cards.b!, stopped.terminals)).toEqual({ text: "failed", tone: "bad" });
+  });
+
+  it("a command waiting for approval is not running: its terminal says not started", () => {
+    const s = stateAfter(
+      toolCall("b", { kind: "execute", status: "pending", _meta: { terminal_info: { terminal_id: "b" } } }),
+      { type: "permissionRequested", requestId: "p1", toolCall: { toolCallId: "b" }, options },
+    );
+    expect(terminalBadge(s.terminals.b?.exit, s.cards.b)).toEqual({ text: "not started", tone: "pending" });
+    const running = stateAfter(
+      toolCall("b", { kind: "execute", status: "pending", _meta: { terminal_info: { terminal_id: "b" } } }),
+      { type: "permissionRequested", requestId: "p1", toolCall: { toolCallId: "b" }, options },
+      { type: "permissionResolved", requestId: "p1", outcome: "allow_once" },
+      toolUpdate("b", { status: "in_progress" }),
+    );
+    expect(terminalBadge(running.terminals.b?.exit, running.cards.b)).toEqual({ text: "running", tone: "running" });
   });
 
   it("reads the exit from rawOutput when there is no terminal", () => {
@@ -58,7 +86,16 @@ describe("card layout decisions", () => {
     expect(layout.main.map((o) => o.kind)).toEqual(["allow_once", "reject_once"]);
     expect(layout.always.map((o) => o.kind)).toEqual(["allow_always", "reject_always"]);
     expect(layout.reject?.optionId).toBe("reject_once");
-    expect(options.map(shortLabel)).toEqual(["Allow once", "Always allow", "Reject", "Always reject"]);
+    // A lasting choice says what it covers on its button; the one-time ones stay two words.
+    expect(options.map(choiceLabel)).toEqual([
+      "Allow once",
+      "Always allow `edit` on app.txt (this session)",
+      "Reject",
+      "Always reject `edit` on app.txt (this session)",
+    ]);
+    // An agent's bare "Always Allow" gets the scope it carries as data; without one, its name stays.
+    expect(choiceLabel({ optionId: "a", name: "Always Allow", kind: "allow_always", _meta: { acpBridge: { scope: "`ls` commands" } } })).toBe("Always allow `ls` commands");
+    expect(choiceLabel({ optionId: "a", name: "Always Allow", kind: "allow_always" })).toBe("Always Allow");
   });
 
   it("recognises plan updates, which render as one line", () => {

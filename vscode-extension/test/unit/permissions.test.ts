@@ -20,18 +20,43 @@ function deferred<T>() {
 }
 
 describe("permission flow", () => {
-  it("shows every option in the card, and only the one-time choices, short, in the notification", async () => {
+  it("shows every option in the card; the notification's choices say what a lasting one covers", async () => {
     const store = new SessionStore();
     const asked: ApprovalPrompt[] = [];
     const broker = new PermissionBroker(store, (prompt) => {
       asked.push(prompt);
       return new Promise(() => {});
     });
-    void broker.request({ ...request, options: [...request.options, { optionId: "rj", name: "Always reject `edit` on notes.txt (this session)", kind: "reject_always" }] });
+    const options = [
+      { optionId: "allow_once", name: "Allow once", kind: "allow_once" as const },
+      { optionId: "allow_always", name: "Always allow `edit` on notes.txt (this session)", kind: "allow_always" as const, _meta: { acpBridge: { scope: "`edit` on notes.txt" } } },
+      { optionId: "reject_once", name: "Reject", kind: "reject_once" as const },
+      { optionId: "rj", name: "Always reject `edit` on notes.txt (this session)", kind: "reject_always" as const },
+    ];
+    void broker.request({ ...request, options });
     expect(store.state.cards.c1!.permission!.options.map((o) => o.optionId)).toEqual(["allow_once", "allow_always", "reject_once", "rj"]);
     expect(asked.map((a) => ({ message: a.message, choices: a.choices }))).toEqual([
-      { message: "Agent wants to edit notes.txt", choices: [{ label: "Allow once", optionId: "allow_once" }, { label: "Reject", optionId: "reject_once" }] },
+      {
+        message: "Agent wants to edit notes.txt",
+        choices: [
+          { label: "Allow once", optionId: "allow_once" },
+          { label: "Reject", optionId: "reject_once" },
+          { label: "Always allow `edit` on notes.txt (this session)", optionId: "allow_always" },
+        ],
+      },
     ]);
+  });
+
+  it("labels a bare \"Always allow\" choice with the scope it carries as data", async () => {
+    const store = new SessionStore();
+    const asked: ApprovalPrompt[] = [];
+    const broker = new PermissionBroker(store, (prompt) => {
+      asked.push(prompt);
+      return new Promise(() => {});
+    });
+    const bare = { optionId: "aa", name: "Always Allow", kind: "allow_always" as const, _meta: { acpBridge: { scope: "`ls` commands" } } };
+    void broker.request({ ...request, options: [request.options[0]!, bare] });
+    expect(asked[0]!.choices.map((c) => c.label)).toEqual(["Allow once", "Always allow `ls` commands"]);
   });
 
   it("tells the notification when the question is settled anywhere, so it can close", async () => {

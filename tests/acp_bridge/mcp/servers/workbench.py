@@ -11,10 +11,13 @@ printed first on stdout as `PORT <n>`). Tools:
 - `count(steps)`: reports progress `steps` times, then "counted <steps>";
 - `wait(marker)`: waits until cancelled, then writes `cancelled` to the file `marker`;
 - `crash()`: writes to stderr and exits with status 3;
-- `grow()`: adds the tool `extra` and sends `tools/list_changed`;
+- `grow()`: adds the tool `extra` and says the tool list changed (either era's way);
 - `roots()`: asks the client for its roots (`roots/list`) and returns them;
 - `sample()`: asks the client to sample (`sampling/createMessage`) and says what came back;
 - `ask()`: asks the user for a name (`elicitation/create`) and says what came back;
+  these three ask through the SDK's resolvers: a request of the server's own on a 2025-era connection, an
+  `InputRequiredResult` the client answers and retries with on a 2026-07-28 one (the bridge connects
+  with `server/discover` first, so it gets the latter);
 - `big(chars)`: a text of `chars` characters.
 Prompts: `greet(name)` and `review(pr, focus?)`. Instructions: "Prefer echo for greetings.".
 `MCP_WORKBENCH_STDERR` set: the server writes it to stderr at start (a failing server's last words).
@@ -24,15 +27,17 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import os
 import socket
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
 import mcp_types as types
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
+from mcp.server.mcpserver import Context, Elicit, ListRoots, MCPServer, Resolve, Sample
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel
 
@@ -150,47 +155,51 @@ def extra() -> str:
 
 @server.tool()
 async def grow(ctx: Context) -> str:
-    """Add the tool `extra`."""
+    """Add the tool `extra`, and say so in either era: `notifications/tools/list_changed` to a 2025-era
+    client, a `subscriptions/listen` event to a 2026-07-28 one."""
     server.add_tool(extra)
-    await ctx.session.send_tool_list_changed()
+    await ctx.notify_tools_changed()
+    with contextlib.suppress(Exception):  # no back-channel on a 2026-07-28 connection
+        await ctx.session.send_tool_list_changed()
     return "grown"
 
 
+# The client's roots, a sample and an answer are asked through resolvers, which the SDK sends as a request
+# of the server's own on a 2025-era connection and as an `InputRequiredResult` on a 2026-07-28 one.
+def _ask_roots() -> ListRoots:
+    return ListRoots()
+
+
 @server.tool()
-async def roots(ctx: Context) -> str:
+async def roots(listed: Annotated[types.ListRootsResult, Resolve(_ask_roots)]) -> str:
     """The client's roots."""
-    result = await ctx.session.list_roots()
-    return "\n".join(str(root.uri) for root in result.roots)
+    return "\n".join(str(root.uri) for root in listed.roots)
+
+
+def _ask_sample() -> Sample:
+    message = types.SamplingMessage(role="user", content=types.TextContent(type="text", text="hi"))
+    return Sample([message], max_tokens=10)
 
 
 @server.tool()
-async def sample(ctx: Context) -> str:
+async def sample(result: Annotated[types.CreateMessageResult, Resolve(_ask_sample)]) -> str:
     """Ask the client to sample."""
-    try:
-        result = await ctx.session.create_message(
-            messages=[types.SamplingMessage(role="user", content=types.TextContent(type="text", text="hi"))],
-            max_tokens=10,
-        )
-    except Exception as exc:  # noqa: BLE001 - the answer is what the test looks at
-        return f"sampling refused: {exc}"
     return f"sampled: {result}"
 
 
+class Name(BaseModel):
+    name: str
+
+
+def _ask_name() -> Elicit[Name]:
+    return Elicit("Your name?", Name)
+
+
 @server.tool()
-async def ask(ctx: Context) -> str:
+async def ask(answer: Annotated[ElicitationResult[Name], Resolve(_ask_name)]) -> str:
     """Ask the user for a name."""
-    try:
-        result = await ctx.session.elicit_form(
-            message="Your name?",
-            requested_schema={
-                "type": "object",
-                "properties": {"name": {"type": "string"}},
-                "required": ["name"],
-            },
-        )
-    except Exception as exc:  # noqa: BLE001 - the answer is what the test looks at
-        return f"elicitation failed: {exc}"
-    return f"elicited: {result.action} {result.content}"
+    content = answer.data.model_dump() if isinstance(answer, AcceptedElicitation) else None
+    return f"elicited: {answer.action} {content}"
 
 
 @server.tool()
