@@ -51,15 +51,15 @@ def fake_rg(tmp_path: Path, script: str) -> str:
         (
             "content",
             [
-                ("a.txt", 2, [(1, "needle\n", True), (2, "x\n", False), (3, "needle again\n", True)]),
-                ("b.txt", 1, [(1, "one\n", False), (2, "needle two\n", True), (3, "three\n", False)]),
+                ("a.txt", 2, [(1, "needle", True), (2, "x", False), (3, "needle again", True)]),
+                ("b.txt", 1, [(1, "one", False), (2, "needle two", True), (3, "three", False)]),
             ],
         ),
         ("count", [("a.txt", 2, []), ("b.txt", 1, [])]),
         ("files_with_matches", [("a.txt", 1, []), ("b.txt", 1, [])]),
     ],
 )
-async def test_each_file_with_matches_reaches_the_sink_in_path_order(
+async def test_each_file_with_matches_reaches_the_sink_once(
     tmp_path: Path, mode: ripgrep.Mode, expected: list[tuple[str, int, list[Line]]]
 ) -> None:
     assert RG is not None
@@ -68,7 +68,63 @@ async def test_each_file_with_matches_reaches_the_sink_in_path_order(
 
     await ripgrep.search(RG, Query("needle", mode, context=1), str(tmp_path), sink, line_chars=100)
 
-    assert sink.files == [(str(tmp_path / name), count, lines) for name, count, lines in expected]
+    assert sorted(sink.files) == [(str(tmp_path / name), count, lines) for name, count, lines in expected]
+
+
+@needs_rg
+async def test_content_keeps_at_most_keep_matching_lines_of_a_file_and_counts_them_all(
+    tmp_path: Path,
+) -> None:
+    assert RG is not None
+    (tmp_path / "many.txt").write_text("needle 1\nctx\nneedle 2\nctx\nneedle 3\nneedle 4\n")
+    sink = Sink()
+
+    await ripgrep.search(RG, Query("needle", "content", after=1), str(tmp_path), sink, line_chars=100, keep=2)
+
+    # The two kept matches, and the context after the last of them up to the next match.
+    assert sink.files == [
+        (str(tmp_path / "many.txt"), 4, [(1, "needle 1", True), (2, "ctx", False), (3, "needle 2", True),
+                                         (4, "ctx", False)])
+    ]  # fmt: skip
+
+
+@needs_rg
+async def test_content_reads_paths_with_line_feeds_crs_and_binary_notes(tmp_path: Path) -> None:
+    assert RG is not None
+    (tmp_path / "two\nlines.txt").write_text("needle\n")
+    (tmp_path / "crlf.txt").write_bytes(b"needle\r\nother\r\n")
+    (tmp_path / "late.bin").write_bytes(b"needle one\n" + b"x" * 100_000 + b"\nneedle two\x00\n")
+    sink = Sink()
+
+    await ripgrep.search(RG, Query("needle", "content"), str(tmp_path), sink, line_chars=100)
+
+    assert sorted(sink.files) == [
+        (str(tmp_path / "crlf.txt"), 1, [(1, "needle\r", True)]),
+        (str(tmp_path / "late.bin"), 1, [(1, "needle one", True)]),  # ripgrep stops at the NUL byte
+        (str(tmp_path / "two\nlines.txt"), 1, [(1, "needle", True)]),
+    ]
+
+
+@needs_rg
+async def test_files_lists_what_a_search_reads_filtered_by_name(tmp_path: Path) -> None:
+    assert RG is not None
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("ignored.py\n")
+    for name in ("a.py", "b.txt", "ignored.py", "sub/c.py", "sub/deep/d.py", ".hidden/e.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x\n")
+    root = str(tmp_path)
+
+    def names(paths: list[str]) -> list[str]:
+        return sorted(p[len(root) + 1 :] for p in paths)
+
+    every = await ripgrep.files(RG, root, hidden=False, max_depth=None)
+    python = await ripgrep.files(RG, root, hidden=False, max_depth=2, names=("*.py",))
+    hidden = await ripgrep.files(RG, root, hidden=True, max_depth=None, names=("*.py",))
+
+    assert names(every) == ["a.py", "b.txt", "sub/c.py", "sub/deep/d.py"]
+    assert names(python) == ["a.py", "sub/c.py"]
+    assert names(hidden) == [".hidden/e.py", "a.py", "sub/c.py", "sub/deep/d.py"]
 
 
 @needs_rg
