@@ -18,11 +18,13 @@ The query (`Query`) is the search `grep` offers: a regular expression, case, a g
 mode and context lines. ripgrep runs with `--no-config --no-ignore-global`, so neither a user's config
 nor their global gitignore changes what it finds.
 
-Bounds: output is read a chunk at a time. Content mode reads ripgrep's plain lines ("path\\0N:text", far
-less to make and to parse than `--json` events): a line up to `LINE_CAP` bytes is read whole, a longer one
-(a minified file's line can be hundreds of MB) only up to that cap, and its text is given as its start,
-at least `line_chars` characters of it. Of one file, at most `keep` matching lines are held until ripgrep
-ends that file. Of stderr, the first 64 KiB are kept, the rest read and dropped.
+Bounds: output is read a chunk at a time. Content mode reads ripgrep's plain output, one block of lines a
+file (`--heading`: far less to make and to parse than `--json` events; a file's matches are counted by C
+code, and its lines parsed only when it may be shown): a file's block up to `BLOCK_CAP` bytes is read
+whole, a longer one line by line, a line up to `LINE_CAP` bytes whole, a longer one (a minified file's
+line can be hundreds of MB) only up to that cap, and its text is given as its start, at least
+`line_chars` characters of it. Of one file, at most `keep` matching lines are held until ripgrep ends
+that file. Of stderr, the first 64 KiB are kept, the rest read and dropped.
 
 Must not: fail on a line of any length, let ripgrep block on a full pipe, or leave the process running:
 it is killed and reaped on every way out (a cancelled search included).
@@ -34,7 +36,7 @@ import asyncio
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -92,7 +94,7 @@ def command(rg: str, query: Query, target: str) -> list[str]:
     if query.glob:
         cmd += ["--glob", query.glob]
     if query.mode == "content":
-        cmd += ["--line-number", "--with-filename", "--null", "--no-context-separator"]
+        cmd += ["--line-number", "--with-filename", "--heading", "--null", "--no-context-separator"]
         if query.context is not None:
             cmd += ["-C", str(query.context)]
         if query.before is not None:
@@ -131,7 +133,8 @@ async def search(
     errors = asyncio.ensure_future(_drain(proc.stderr))
     try:
         if query.mode == "content":
-            found = await _read_content(proc.stdout, sink, keep, line_chars)
+            context = bool(query.lines_before or query.lines_after)
+            found = await _read_content(proc.stdout, sink, keep, line_chars, context)
         else:
             found = await _read_null(proc.stdout, sink, query.mode == "count")
         code = await proc.wait()
@@ -188,38 +191,42 @@ async def _drain(stream: asyncio.StreamReader, keep: int = STDERR_KEPT) -> bytes
     return bytes(kept)
 
 
-# --- content mode: "path\0N:text" lines ---------------------------------------------------------------
+# --- content mode: one block of lines a file --------------------------------------------------------
 
-# A line longer than this is kept only up to it (a minified file's line can be hundreds of MB): it holds
-# the path, the line number and the start of the text, so memory stays bounded and the line comes back as
-# its start.
+# `--heading --null`: a file's block is "path\0" and its lines, "N:text" for a match and "N-text" for
+# context, then a blank line before the next file's block. ripgrep writes a file's block at once, even
+# when searching in parallel; "\n\n" occurs nowhere else (every line starts with its number).
+_BLOCK_END = b"\n\n"
+# A file's block up to this size is read whole and handled at once (its matches counted by C code, its
+# lines parsed only if the file can be shown); past it, its lines are handled as they come.
+BLOCK_CAP = 4 << 20
+# A line longer than this is kept only up to it (a minified file's line can be hundreds of MB): its number
+# and the start of its text, so memory stays bounded and the line comes back as its start.
 LINE_CAP = 1 << 20
-_NUMBER = re.compile(rb"([0-9]+)([:-])")
-# What ripgrep prints about a binary file, on a line of its own without the NUL after the path.
-_BINARY_NOTE = re.compile(
-    rb': (?:WARNING: stopped searching binary file after match|binary file matches) \(found "\\0" byte '
-    rb"around offset [0-9]+\)\Z"
-)
-_PATH_MAX = 4096
+_LINE = re.compile(rb"([0-9]+)([:-])")
+_MATCH_LINE = re.compile(rb"^[0-9]+:", re.MULTILINE)
+# What ripgrep prints about a binary file: a line of its own in the block ("path: WARNING: stopped
+# searching binary file after match ..."; the lines before the NUL byte were printed, and are kept), or a
+# block of its own without the NUL after the path ("path: binary file matches ...", for a file named on
+# the command line: skipped, as the Python backend skips it).
+_BINARY_NOTE = b": WARNING: stopped searching binary file after match"
 
 
 class _ContentReader:
-    """Reads `--null --line-number` output a chunk at a time and hands each file to the sink when its
-    last line has been read (ripgrep prints a file's lines together, even when searching in parallel).
+    """Reads `--heading --null --line-number` output a chunk at a time and hands each file to the sink
+    when its block has been read. Of each file, at most `keep` matching lines are kept, and the context
+    lines after the last of them up to the next match (`search_results.capped`); every matching line is
+    counted. `context`: whether context lines were asked for (without, every line is a match)."""
 
-    A line is "path\\0N:text" for a match, "path\\0N-text" for context. A line without a NUL is ripgrep's
-    note about a binary file (skipped: the file's lines before its NUL byte were printed, and are kept),
-    or the start of a path that holds a line feed, kept for the line after it. Of each file, at most
-    `keep` matching lines are kept, and the context lines after the last of them up to the next match
-    (`search_results.capped`); every matching line is counted."""
-
-    def __init__(self, sink: Sink, keep: int, text_bytes: int) -> None:
+    def __init__(self, sink: Sink, keep: int, text_bytes: int, context: bool) -> None:
         self.sink = sink
         self.keep = keep
         self.text_bytes = text_bytes
-        self.partial = bytearray()  # the start of a line whose line feed has not been read yet
-        self.overflow = False  # the partial line reached LINE_CAP: the rest of it is dropped
-        self.prefix = b""  # the start of a path with a line feed in it
+        self.context = context
+        self.pending = bytearray()  # what was read after the last whole block
+        self.searched = 0  # how much of `pending` holds no block end
+        self.overflow = False  # the last line of `pending` reached LINE_CAP: its rest is dropped
+        # A file whose block is longer than BLOCK_CAP, read line by line.
         self.path: bytes | None = None
         self.count = 0
         self.kept = 0
@@ -228,78 +235,117 @@ class _ContentReader:
         self.found = False
 
     def feed(self, chunk: bytes) -> None:
-        start = 0
-        if self.partial or self.overflow:
+        if self.overflow:
             end = chunk.find(b"\n")
             if end < 0:
-                self._extend(chunk)
                 return
-            self._extend(chunk[:end])
-            self._lines([bytes(self.partial)])
-            self.partial.clear()
             self.overflow = False
-            start = end + 1
-        last = chunk.rfind(b"\n")
-        if last >= start:
-            self._lines(chunk[start:last].split(b"\n"))
-            start = last + 1
-        if start < len(chunk):
-            self._extend(chunk[start:])
-
-    def _extend(self, piece: bytes) -> None:
-        room = LINE_CAP - len(self.partial)
-        if len(piece) > room:
-            self.overflow = True
-        if room > 0:
-            self.partial += piece[:room]
-
-    def _lines(self, lines: list[bytes]) -> None:
-        number_at = _NUMBER.match
-        for line in lines:
-            nul = line.find(b"\0")
-            if nul < 0:
-                if line and line != b"--" and not _BINARY_NOTE.search(line):
-                    self.prefix = (self.prefix + line + b"\n")[-_PATH_MAX:]
-                continue
-            path = line[:nul]
-            if self.prefix:
-                path, self.prefix = self.prefix + path, b""
-            if path != self.path:
-                self._end_file()
-                self.path = path
-            found = number_at(line, nul + 1)
-            if found is None:
-                continue
-            is_match = found.group(2) == b":"
-            if is_match:
-                self.count += 1
-            if self.taking:
-                if is_match:
-                    if self.kept == self.keep:
-                        self.taking = False
-                        continue
-                    self.kept += 1
-                text = found.end()
-                self.lines.append((int(found.group(1)), line[text : text + self.text_bytes], is_match))
-
-    def _end_file(self) -> None:
-        if self.path is not None and self.count:
-            self.found = True
-            lines = [(n, text.decode("utf-8", "replace"), m) for n, text, m in self.lines]
-            self.sink.add(self.path.decode("utf-8", "replace"), self.count, lines)
-        self.path, self.count, self.kept, self.taking, self.lines = None, 0, 0, True, []
+            chunk = chunk[end:]  # the long line ends here
+        self.pending += chunk
+        end = self.pending.rfind(_BLOCK_END, max(0, self.searched - 1))
+        if end < 0:
+            self.searched = len(self.pending)
+            if len(self.pending) > BLOCK_CAP:
+                self._spill()
+            return
+        blocks = bytes(memoryview(self.pending)[:end]).split(_BLOCK_END)
+        del self.pending[: end + 2]
+        self.searched = 0
+        for block in blocks:
+            self._block(block)
 
     def close(self) -> bool:
-        if self.partial or self.overflow:
-            self._lines([bytes(self.partial)])
-        self._end_file()
+        if self.pending:
+            self._block(bytes(self.pending).removesuffix(b"\n"))
+            self.pending.clear()
         return self.found
 
+    def _block(self, block: bytes) -> None:
+        """A file's whole block, or the rest of a long one."""
+        if self.path is not None:  # the end of a long block: line by line, as its start was
+            self._lines(block.split(b"\n"))
+            self._end_long()
+            return
+        nul = block.find(b"\0")
+        if nul < 0:
+            return  # "path: binary file matches (...)"
+        if self.context or _BINARY_NOTE in block:
+            count = len(_MATCH_LINE.findall(block[nul + 1 :]))
+        else:
+            count = block.count(b"\n", nul) + 1  # every line a match
+        if count:
+            self.found = True
+            self.sink.add(block[:nul].decode("utf-8", "replace"), count, self._parse(block, nul + 1))
 
-async def _read_content(stdout: asyncio.StreamReader, sink: Sink, keep: int, line_chars: int) -> bool:
+    def _parse(self, block: bytes, start: int) -> Iterator[Line]:
+        """A block's lines (from `start`) up to its `keep`-th match and the context after it, parsed as
+        they are asked for (only a file that may be shown is asked)."""
+        text_bytes, line_at, left = self.text_bytes, _LINE.match, self.keep
+        for line in block[start:].split(b"\n"):
+            found = line_at(line)
+            if found is None:
+                continue  # ripgrep's note about a binary file
+            is_match = found.group(2) == b":"
+            if is_match:
+                if not left:
+                    return
+                left -= 1
+            text = found.end()
+            yield int(found.group(1)), line[text : text + text_bytes].decode("utf-8", "replace"), is_match
+
+    def _spill(self) -> None:
+        """Handle the whole lines of a block past BLOCK_CAP now; keep its last, unfinished line (cut at
+        LINE_CAP)."""
+        last = self.pending.rfind(b"\n")
+        lines = bytes(self.pending[:last]).split(b"\n") if last >= 0 else []
+        del self.pending[: last + 1]
+        if self.path is None and lines:
+            first = lines[0]
+            nul = first.find(b"\0")
+            if nul < 0:  # not a file's block: nothing of ours
+                lines = lines[1:]
+            else:
+                self.path = first[:nul]
+                lines[0] = first[nul + 1 :]
+        self._lines(lines)
+        if len(self.pending) > LINE_CAP:
+            del self.pending[LINE_CAP:]
+            self.overflow = True
+        self.searched = len(self.pending)
+
+    def _lines(self, lines: list[bytes]) -> None:
+        line_at = _LINE.match
+        for line in lines:
+            found = line_at(line)
+            if found is None:
+                continue  # ripgrep's note about a binary file
+            is_match = found.group(2) == b":"
+            self.count += is_match
+            if not self.taking:
+                continue
+            if is_match:
+                if self.kept == self.keep:
+                    self.taking = False  # the lines past it cannot be shown (`search_results.capped`)
+                    continue
+                self.kept += 1
+            text = found.end()
+            self.lines.append((int(found.group(1)), line[text : text + self.text_bytes], is_match))
+
+    def _end_long(self) -> None:
+        path, self.path = self.path, None
+        if path is not None and self.count:
+            self.found = True
+            lines = [(n, text.decode("utf-8", "replace"), m) for n, text, m in self.lines]
+            self.sink.add(path.decode("utf-8", "replace"), self.count, lines)
+        self.count, self.kept, self.taking, self.lines = 0, 0, True, []
+
+
+async def _read_content(
+    stdout: asyncio.StreamReader, sink: Sink, keep: int, line_chars: int, context: bool
+) -> bool:
     """Hand each file of the content output to `sink`; whether any was. A line's text is decoded from at
     most 4 bytes a character, so a line at least `line_chars` characters long comes back that long."""
-    reader = _ContentReader(sink, keep, 4 * line_chars)
+    reader = _ContentReader(sink, keep, 4 * line_chars, context)
     while chunk := await stdout.read(CHUNK):
         reader.feed(chunk)
     return reader.close()

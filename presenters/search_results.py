@@ -10,7 +10,8 @@ lines and the context lines right after the last of them), in the other modes th
 `shown()` gives them in path order, cut to `limit` entries as before: matching lines (with their context)
 in content mode, files otherwise, and the context lines after the last shown match (at most `after`).
 
-Path order is ripgrep's `--sort path`: by path components, each compared as text, roots in search order.
+Path order is ripgrep's `--sort path`: by path components, each compared as text (the path with "/" made
+the least character compares so), roots in search order.
 
 Must not: hold more than about `limit` files' or matching lines' worth of entries (plus one file's
 context), or lose a count: the totals are the search's, never what is shown.
@@ -26,7 +27,7 @@ from typing import Literal
 
 Mode = Literal["content", "files_with_matches", "count"]
 Line = tuple[int, str, bool]  # (number, text, is_match)
-_Key = tuple[int, list[str]]
+_Key = tuple[int, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +74,8 @@ class Collector:
         self.total_files += 1
         self.total_matches += count
         kept = self._kept
-        key = (self.root, path.split("/"))
+        # "/" as the least character: the text orders as the components do ("a/b" before "a-b").
+        key = (self.root, path.replace("/", "\0"))
         if self.mode != "content":
             if len(kept) == self.limit and key >= kept[-1][0]:
                 return  # past the first `limit` files

@@ -102,6 +102,7 @@ def list_sessions(
     next page (None on the last). Raises ValueError for a cursor this index did not hand out."""
     after = _decode_cursor(cursor) if cursor is not None else None
     wanted = os.path.normpath(cwd) if cwd is not None else None
+    store.flush()  # the logs' modification times are the order: the queued lines first
     page: list[SessionRecord] = []
     for stamp, path in _newest_first(store.root):
         if after is not None and stamp >= after:

@@ -179,3 +179,66 @@ def test_a_flood_on_stderr_never_blocks_ripgrep(tmp_path: Path) -> None:
                 process.kill()
         pytest.fail("the search blocked")
     assert sink.files == [("a.txt", 1, [])]
+
+
+def heading_output(files: list[tuple[str, list[tuple[int, str, bool]]]]) -> bytes:
+    """What `rg --heading --null --line-number` prints for these files."""
+    blocks = []
+    for path, lines in files:
+        body = "\n".join(f"{n}{':' if m else '-'}{text}" for n, text, m in lines)
+        blocks.append(f"{path}\0{body}\n".encode())
+    return b"\n".join(blocks)
+
+
+def read_content(output: bytes, chunk: int, keep: int, context: bool) -> list[tuple[str, int, list[Line]]]:
+    sink = Sink()
+    reader = ripgrep._ContentReader(sink, keep, 4 * 100, context)
+    for start in range(0, len(output), chunk):
+        reader.feed(output[start : start + chunk])
+    reader.close()
+    return sink.files
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 64, 1 << 16])
+@pytest.mark.parametrize("context", [False, True])
+def test_content_blocks_read_alike_whatever_the_chunks_and_however_long(
+    monkeypatch: pytest.MonkeyPatch, chunk: int, context: bool
+) -> None:
+    # Small caps, so that long blocks (read line by line) and long lines (cut) come up in a small output.
+    monkeypatch.setattr(ripgrep, "BLOCK_CAP", 200)
+    monkeypatch.setattr(ripgrep, "LINE_CAP", 500)  # past the 400 bytes of text kept
+    files = [
+        ("a.txt", [(1, "needle", True), (2, "ctx", False), (3, "needle 2", True)] if context
+         else [(1, "needle", True), (3, "needle 2", True)]),
+        ("many.txt", [(n, f"needle {n}", True) for n in range(1, 60)]),  # a long block
+        ("odd\nname.txt", [(7, "needle \r", True)]),
+        ("long.js", [(1, "x" * 1000 + " needle", True), (2, "needle short", True)]),  # a long line
+        ("z.txt", [(5, "needle last", True)]),
+    ]  # fmt: skip
+    output = heading_output(files)
+
+    got = read_content(output, chunk, keep=3, context=context)
+
+    expected = []
+    for path, lines in files:
+        shown, matches = [], 0
+        for n, text, m in lines:
+            if m and matches == 3:
+                break
+            matches += m
+            shown.append((n, text[:400], m))
+        expected.append((path, sum(m for _, _, m in lines), shown))
+    assert got == expected
+
+
+def test_content_skips_ripgreps_notes_about_binary_files() -> None:
+    output = (
+        b"late.bin\x001:needle one\nlate.bin: WARNING: stopped searching binary file after match (found "
+        b'"\\0" byte around offset 100020)\n\nnamed.bin: binary file matches (found "\\0" byte around '
+        b"offset 5)\n\nok.txt\x002:needle\n"
+    )
+    for context in (False, True):
+        assert read_content(output, 5, keep=10, context=context) == [
+            ("late.bin", 1, [(1, "needle one", True)]),
+            ("ok.txt", 1, [(2, "needle", True)]),
+        ]
