@@ -25,6 +25,7 @@ MODULES = {
     "background": "benchmarks.background_bench",
     "steering": "benchmarks.steering_bench",
     "search": "benchmarks.search_bench",
+    "history": "benchmarks.history_bench",
 }
 
 

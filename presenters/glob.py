@@ -25,7 +25,7 @@ import heapq
 import os
 import shutil
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -45,13 +45,14 @@ from . import ripgrep
 from .cards import call_paths, failure_card, meta_field
 from .ignore import compile_glob, expand_braces, reincluded, walk
 from .paths import display_path, resolve, session_cwd, session_roots
-from .runtime import check, run_blocking
+from .runtime import BlockingBatches, check, run_blocking
 
 Backend = Literal["auto", "ripgrep", "python"]
 MAX_RESULTS = 100
 BACKEND_ENV = "ACP_BRIDGE_GREP"  # "python" forces the pure-Python walk, as for grep
 _GLOB_CHARS = frozenset("*?[{")
-Found = list[tuple[float, str]]  # (modification time, absolute path) of each match
+# (-modification time, absolute path) of each match: newest first, then by path, as tuples order.
+Found = list[tuple[float, str]]
 # What a name glob handed to ripgrep may not hold (see `_names`); `?` is one byte to ripgrep, one character
 # to `compile_glob`.
 _NOT_FOR_RG = frozenset("?[]{}\\,:")
@@ -96,30 +97,36 @@ class _Walk:
         self.depth = None if any("**" in s for s in segments) else len(segments)
         self.skip = len(start.rstrip("/")) + 1  # POSIX paths: the relative path starts there
 
-    def matches(self, paths: Iterable[str], stop: threading.Event, *, matched: bool = False) -> Found:
-        """(mtime, path) of each of `paths` (absolute, below `start`) that the pattern matches (all of
+    def matches(self, paths: list[str], stop: threading.Event, *, matched: bool = False) -> Found:
+        """(-mtime, path) of each of `paths` (absolute, below `start`) that the pattern matches (all of
         them when `matched`)."""
-        match, skip, stat = self.regex.match, self.skip, os.stat
-        found = []
-        for n, path in enumerate(paths):
-            if not n % 1024:
-                check(stop)
-            if matched or match(path, skip):
-                try:
-                    found.append((stat(path).st_mtime, path))
-                except OSError:
-                    continue
+        if not matched:
+            match, skip = self.regex.match, self.skip
+            paths = [path for path in paths if match(path, skip)]
+        found: Found = []
+        stat = os.stat
+        for at in range(0, len(paths), 1024):
+            check(stop)
+            some = paths[at : at + 1024]
+            try:
+                found += [(-stat(path).st_mtime, path) for path in some]
+            except OSError:  # one went away meanwhile: the others, one at a time
+                for path in some:
+                    try:
+                        found.append((-stat(path).st_mtime, path))
+                    except OSError:
+                        continue
         return found
 
 
 def _literal(start: str, rest: str, _stop: threading.Event) -> Found:
     path = os.path.join(start, rest)
-    return [(os.stat(path).st_mtime, path)] if os.path.isfile(path) else []
+    return [(-os.stat(path).st_mtime, path)] if os.path.isfile(path) else []
 
 
 def _find_python(walker: _Walk, stop: threading.Event) -> Found:
     files = walk(walker.start, None, stop, hidden=walker.hidden, max_depth=walker.depth)
-    return walker.matches(files, stop)
+    return walker.matches(list(files), stop)
 
 
 def _names(rest: str) -> tuple[tuple[str, ...], bool]:
@@ -146,7 +153,7 @@ def _found_rg(
         skip = walker.skip
         paths = [
             p for p in paths
-            if "/." not in p[skip - 1 :] or not p[p.rindex("/") + 1 :].startswith(".")
+            if p.find("/.", skip - 1) < 0 or not p.startswith(".", p.rindex("/") + 1)
             or reincluded(p[skip:], walker.start)
         ]  # fmt: skip
     return walker.matches(paths, stop, matched=exact)
@@ -155,14 +162,19 @@ def _found_rg(
 async def _find(walker: _Walk, rg: str | None) -> Found:
     if rg is not None:
         names, exact = _names(walker.rest)
+        # Each batch of ripgrep's listing is matched and stat'ed in the pool while ripgrep goes on.
+        batches = BlockingBatches(functools.partial(_found_rg, walker, names, exact))
         try:
-            listed = await ripgrep.files(
-                rg, walker.start, hidden=walker.hidden, max_depth=walker.depth, names=names
+            await ripgrep.files(
+                rg, walker.start, batches.add, hidden=walker.hidden, max_depth=walker.depth, names=names
             )
         except ripgrep.Unavailable:
             pass
+        except BaseException:
+            await batches.abandon()
+            raise
         else:
-            return await run_blocking(functools.partial(_found_rg, walker, names, exact, listed))
+            return [match for batch in await batches.results() for match in batch]
     return await run_blocking(functools.partial(_find_python, walker))
 
 
@@ -219,7 +231,7 @@ def glob_tool(*, cwd: str | None = None, backend: Backend = "auto") -> ToolDefin
                 found += await run_blocking(functools.partial(_literal, start, rest))
             else:
                 found += await _find(_Walk(start, rest), rg)
-        newest = heapq.nsmallest(MAX_RESULTS, found, key=lambda item: (-item[0], item[1]))
+        newest = heapq.nsmallest(MAX_RESULTS, found)
         return GlobValue(
             pattern=args.pattern,
             root=root,

@@ -36,7 +36,7 @@ import asyncio
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -148,15 +148,22 @@ async def search(
 
 
 async def files(
-    rg: str, root: str, *, hidden: bool, max_depth: int | None, names: tuple[str, ...] = ()
-) -> list[str]:
+    rg: str,
+    root: str,
+    on_batch: Callable[[list[str]], None],
+    *,
+    hidden: bool,
+    max_depth: int | None,
+    names: tuple[str, ...] = (),
+) -> None:
     """The files below the directory `root` that a search reads (`ignore.walk`: ignore files, hidden
-    files, no symbolic links), absolute (names decoded as `os.fsdecode` does), in no particular order.
-    `hidden`: dot-names too, but no `.git`. `max_depth`: files at most that many levels below `root`.
-    `names`: only files whose name matches one of these globs (`*` and literal characters only: no `?`,
-    `[`, `]`, `{`, `}`, `\\`, `,` or `:`); a hidden file may then come back even without `hidden`,
-    because a name that matches counts as re-included (ripgrep's file types): the caller decides about
-    those. Raises `Unavailable` when `rg` cannot be started."""
+    files, no symbolic links), absolute (names decoded as `os.fsdecode` does), in no particular order,
+    handed to `on_batch` a batch at a time as ripgrep finds them. `hidden`: dot-names too, but no `.git`.
+    `max_depth`: files at most that many levels below `root`. `names`: only files whose name matches one
+    of these globs (`*` and literal characters only: no `?`, `[`, `]`, `{`, `}`, `\\`, `,` or `:`); a
+    hidden file may then come back even without `hidden`, because a name that matches counts as
+    re-included (ripgrep's file types): the caller decides about those. Raises `Unavailable` when `rg`
+    cannot be started."""
     cmd = [rg, *_BASE, "--files", "--null"]
     if hidden:
         cmd += ["--hidden", "--glob", "!.git"]
@@ -168,18 +175,23 @@ async def files(
     proc = await _start([*cmd, "--", root], root)
     assert proc.stdout is not None and proc.stderr is not None
     errors = asyncio.ensure_future(_drain(proc.stderr))
+    encoding = sys.getfilesystemencoding()
     try:
-        out = bytearray()
+        rest = b""
         while chunk := await proc.stdout.read(CHUNK):
-            out += chunk
+            end = chunk.rfind(b"\0")
+            if end < 0:
+                rest += chunk
+                continue
+            # One decoding for the batch: a NUL never ends a character, so each name decodes as alone.
+            on_batch((rest + chunk[:end]).decode(encoding, "surrogateescape").split("\0"))
+            rest = chunk[end + 1 :]
         await proc.wait()
     finally:
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
         await errors
-    # One decoding for them all: a NUL never ends a character, so each name decodes as on its own.
-    return out.decode(sys.getfilesystemencoding(), "surrogateescape").split("\0")[:-1]
 
 
 async def _drain(stream: asyncio.StreamReader, keep: int = STDERR_KEPT) -> bytes:

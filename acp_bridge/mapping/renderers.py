@@ -191,7 +191,7 @@ def _search_text(view: SearchResultView, cwd: str) -> tuple[str, list[tuple[str,
         groups = [display_path(p, cwd) for p in view.paths]
         pairs = [(p, None) for p in view.paths]
         noun = "path" if view.total == 1 else "paths"
-        header = f"Found {view.total} {noun}" if view.total else "No files found."
+        header = f"Found {view.total:,} {noun}" if view.total else "No files found."
         listing = "\n".join(groups)
     else:
         listed_lines = sum(len(m.lines) for m in view.matches)
@@ -225,10 +225,10 @@ def _search_text(view: SearchResultView, cwd: str) -> tuple[str, list[tuple[str,
         elif listed_lines:
             header = f"Found {_count(view.total, 'match')} in {_count(files, 'file')}"
         else:
-            header = f"Found {view.total} {'result' if view.total == 1 else 'results'}"
+            header = f"Found {view.total:,} {'result' if view.total == 1 else 'results'}"
         listing = "\n\n".join(groups)
     if view.truncated and not (view.shape == "matches" and listed_lines):
-        header += f" (showing {shown} of {view.total})"
+        header += f" (showing {shown:,} of {view.total:,})"
     text = header if not listing else f"{header}\n\n{fence(listing)}"
     return text, pairs
 

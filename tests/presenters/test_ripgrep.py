@@ -9,6 +9,7 @@ import shutil
 import threading
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import psutil  # type: ignore[import-untyped]
 import pytest
@@ -118,9 +119,15 @@ async def test_files_lists_what_a_search_reads_filtered_by_name(tmp_path: Path) 
     def names(paths: list[str]) -> list[str]:
         return sorted(p[len(root) + 1 :] for p in paths)
 
-    every = await ripgrep.files(RG, root, hidden=False, max_depth=None)
-    python = await ripgrep.files(RG, root, hidden=False, max_depth=2, names=("*.py",))
-    hidden = await ripgrep.files(RG, root, hidden=True, max_depth=None, names=("*.py",))
+    async def listed(**options: Any) -> list[str]:
+        batches: list[list[str]] = []
+        assert RG is not None
+        await ripgrep.files(RG, root, batches.append, **options)
+        return [path for batch in batches for path in batch]
+
+    every = await listed(hidden=False, max_depth=None)
+    python = await listed(hidden=False, max_depth=2, names=("*.py",))
+    hidden = await listed(hidden=True, max_depth=None, names=("*.py",))
 
     assert names(every) == ["a.py", "b.txt", "sub/c.py", "sub/deep/d.py"]
     assert names(python) == ["a.py", "sub/c.py"]

@@ -745,8 +745,8 @@ def test_search_matches() -> None:
             "450 matches; showing the first 1 match in 1 file\n\n```\na:1: x\n```",
         ),
         (
-            SearchResultView(shape="paths", truncated=True, total=130, paths=(f"{CWD}/a",)),
-            "Found 130 paths (showing 1 of 130)\n\n```\na\n```",
+            SearchResultView(shape="paths", truncated=True, total=13_353, paths=(f"{CWD}/a",)),
+            "Found 13,353 paths (showing 1 of 13,353)\n\n```\na\n```",
         ),
         (SearchResultView(shape="matches", truncated=False, total=0), "No matches."),
         (SearchResultView(shape="paths", truncated=False, total=0), "No files found."),
