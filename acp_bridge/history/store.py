@@ -2,13 +2,16 @@
 
 One JSON Lines file per session, `<state_dir>/sessions/<session id>.jsonl`. The first line is the header,
 every later line one durable event of the conversation, in order; `session_log` defines both and their
-JSON form. This module only stores the lines: a file is only ever appended to, whole lines at a time, so
-a crash loses at most what was not written yet and never leaves a torn line that a later append would
-glue to the next one... except a write the kernel itself cut short (a full disk): a torn last line is
-skipped on load. What `session/list` shows besides the header (the title, changed roots) is also
-mirrored, as the last `info` event left it, into a small `<session id>.info.json` next to the log
-(replaced atomically), so listing reads two small things per session instead of whole conversations
-(`session_index`). `delete` removes both.
+JSON form. This module only stores the lines: a file is only ever appended to, whole lines at a time.
+A write can still be cut short: by a full disk, or by a `kill -9` that lands inside it (Linux ends a
+write to a regular file at a page boundary for a fatal signal). Such a torn last line is skipped on load,
+and the next append starts on a line of its own (a log is checked for a final line feed when opened), so
+it never takes a later event with it; and what it held was never told to a client (below).
+
+What `session/list` shows besides the header (the title, changed roots) is also mirrored, as the last
+`info` event left it, into a small `<session id>.info.json` next to the log (replaced atomically), so
+listing reads two small things per session instead of whole conversations (`session_index`). `delete`
+removes both.
 
 Group commit. `append` encodes an event at once and queues its line; the queued lines of a session are
 written with one `write()` at the next flush point, and nothing is queued across an event-loop
@@ -70,7 +73,7 @@ class SessionStore:
         self.root = Path(state_dir).expanduser() / "sessions"
         self._files: dict[str, IO[bytes]] = {}
         self._queued: dict[str, list[bytes]] = {}  # session id → encoded lines not written yet
-        self._flush_scheduled = False
+        self._flush_on: asyncio.AbstractEventLoop | None = None  # where a flush is scheduled
 
     def _path(self, session_id: str) -> Path:
         if not SESSION_ID.match(session_id):
@@ -110,19 +113,20 @@ class SessionStore:
             self._queued[session_id] = [line]
         else:
             queued.append(line)
-        if not self._flush_scheduled:
-            try:
-                asyncio.get_running_loop().call_soon(self.flush)
-            except RuntimeError:  # no event loop (a script, a test): write at once
-                self.flush(session_id)
-                return
-            self._flush_scheduled = True
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no event loop (a script, a test): write at once
+            self.flush(session_id)
+            return
+        if self._flush_on is not loop:  # (a loop that closed before its flush ran counts as none)
+            loop.call_soon(self.flush)
+            self._flush_on = loop
 
     def flush(self, session_id: str | None = None) -> None:
         """Write the queued lines (of one session, or of all): one `write()` per session. Cheap when none
         are queued: it runs before every frame the process sends."""
         if session_id is None:
-            self._flush_scheduled = False
+            self._flush_on = None
             if not self._queued:
                 return
             queued, self._queued = self._queued, {}
@@ -147,19 +151,24 @@ class SessionStore:
 
     def _write(self, session_id: str, lines: list[bytes]) -> None:
         try:
+            data = lines[0] if len(lines) == 1 else b"".join(lines)
             handle = self._files.get(session_id)
             if handle is None:
                 self.root.mkdir(parents=True, exist_ok=True)
-                # Unbuffered: each write() below is one system call with whole lines, nothing held back.
-                handle = open(self._path(session_id), "ab", buffering=0)  # noqa: SIM115 - kept open
+                # Unbuffered: each write() below is one system call with whole lines, nothing held back;
+                # readable too, for the last byte.
+                handle = open(self._path(session_id), "a+b", buffering=0)  # noqa: SIM115 - kept open
                 self._files[session_id] = handle
-            data = lines[0] if len(lines) == 1 else b"".join(lines)
+                end = os.fstat(handle.fileno()).st_size
+                if end and os.pread(handle.fileno(), 1, end - 1) != b"\n":
+                    data = b"\n" + data  # a torn last line (see the module docstring) stays apart
             written = handle.write(data)
             while written is not None and written < len(data):  # a short write (rare): the rest follows
                 data = data[written:]
                 written = handle.write(data)
         except (OSError, ValueError) as exc:
             log.warning("session log of %s not written: %s", session_id, exc)
+            self.end(session_id)  # reopened for the next line, which then starts on a line of its own
 
     def end(self, session_id: str) -> None:
         """Close one session's log file (a later event for it reopens the file and appends)."""

@@ -174,3 +174,36 @@ def test_a_torn_last_line_is_skipped(tmp_path: Path) -> None:
         f.write(b'{"type":"assistant","te')
     loaded = store.load(SESSION)
     assert loaded is not None and [e["type"] for e in loaded[1]] == ["user"]
+
+
+def test_an_append_after_a_torn_line_starts_on_a_line_of_its_own(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    store.begin(SESSION, "/w", ("/w",))
+    store.close()
+    with open(store.root / f"{SESSION}.jsonl", "ab") as f:
+        f.write(b'{"type":"assistant","te')  # a write cut short by a kill
+    again = SessionStore(tmp_path)
+    again.append(SESSION, {"type": "user", "text": "after the restart"})
+    again.close()
+    loaded = again.load(SESSION)
+    assert loaded is not None and loaded[1] == [{"type": "user", "text": "after the restart"}]
+
+
+def test_a_loop_that_closed_before_its_flush_ran_does_not_hold_later_lines(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    store.begin(SESSION, "/w", ("/w",))
+
+    async def queue(text: str) -> None:
+        store.append(SESSION, {"type": "user", "text": text})
+
+    first = asyncio.new_event_loop()
+    first.run_until_complete(queue("first"))  # its flush callback has not run: the loop closes now
+    first.close()
+
+    async def later() -> None:
+        await queue("second")
+        await asyncio.sleep(0)
+
+    asyncio.run(later())
+    assert [line.get("text") for line in lines(store)] == [None, "first", "second"]
+    store.close()
