@@ -36,7 +36,7 @@ from typing import Any
 
 from .bridge_bench import RawClient, _byte_compile, _row
 
-RUNS = 5
+RUNS = 7
 SYNTHETIC_FILES = 300_000
 PATTERN = "def __init__"
 _FILES_FOUND = re.compile(r" in ([0-9,]+) files?")
