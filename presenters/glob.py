@@ -45,7 +45,7 @@ from . import ripgrep
 from .cards import call_paths, failure_card, meta_field
 from .ignore import compile_glob, expand_braces, reincluded, walk
 from .paths import display_path, resolve, session_cwd, session_roots
-from .runtime import BlockingBatches, check, run_blocking
+from .runtime import check, run_blocking
 
 Backend = Literal["auto", "ripgrep", "python"]
 MAX_RESULTS = 100
@@ -162,19 +162,20 @@ def _found_rg(
 async def _find(walker: _Walk, rg: str | None) -> Found:
     if rg is not None:
         names, exact = _names(walker.rest)
-        # Each batch of ripgrep's listing is matched and stat'ed in the pool while ripgrep goes on.
-        batches = BlockingBatches(functools.partial(_found_rg, walker, names, exact))
+        found: Found = []
+        going = threading.Event()  # never set: a cancelled listing ends with ripgrep, a batch at most later
+
+        def batch(paths: list[str]) -> None:  # in ripgrep's reading thread, while ripgrep goes on
+            found.extend(_found_rg(walker, names, exact, paths, going))
+
         try:
             await ripgrep.files(
-                rg, walker.start, batches.add, hidden=walker.hidden, max_depth=walker.depth, names=names
+                rg, walker.start, batch, hidden=walker.hidden, max_depth=walker.depth, names=names
             )
         except ripgrep.Unavailable:
             pass
-        except BaseException:
-            await batches.abandon()
-            raise
         else:
-            return [match for batch in await batches.results() for match in batch]
+            return found
     return await run_blocking(functools.partial(_find_python, walker))
 
 

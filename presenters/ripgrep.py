@@ -18,6 +18,10 @@ The query (`Query`) is the search `grep` offers: a regular expression, case, a g
 mode and context lines. ripgrep runs with `--no-config --no-ignore-global`, so neither a user's config
 nor their global gitignore changes what it finds.
 
+Reading: a worker thread reads ripgrep's output, a chunk of up to `PIPE_CHUNK` bytes at a time, and
+parses it there (`_run`; the sink is called in that thread, never at the same time as the caller's own
+code touches it: the caller awaits the search); the event loop only drains stderr.
+
 Bounds: output is read a chunk at a time. Content mode reads ripgrep's plain output, one block of lines a
 file (`--heading`: far less to make and to parse than `--json` events; a file's matches are counted by C
 code, and its lines parsed only when it may be shown): a file's block up to `BLOCK_CAP` bytes is read
@@ -33,6 +37,8 @@ it is killed and reaped on every way out (a cancelled search included).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import os
 import re
 import sys
@@ -43,7 +49,9 @@ from typing import Protocol
 from .search_results import Line, Mode
 
 STDERR_KEPT = 64 * 1024
-CHUNK = 1 << 18
+CHUNK = 1 << 16  # stderr, read by the event loop
+PIPE_CHUNK = 1 << 20  # stdout, read by a worker thread
+SETTLE_S = 2.0  # how long a cancelled search waits for its reading thread (the process is killed first)
 _BASE = ("--no-config", "--no-ignore-global")
 
 
@@ -108,19 +116,52 @@ def command(rg: str, query: Query, target: str) -> list[str]:
     return [*cmd, "--", target]
 
 
-async def _start(argv: list[str], cwd: str) -> asyncio.subprocess.Process:
+async def _run(argv: list[str], cwd: str, feed: Callable[[bytes], None]) -> tuple[int, str]:
+    """Run ripgrep and hand its output to `feed`, a big chunk at a time, in a worker thread (read by the
+    event loop, the output would wake it for every file's few hundred bytes: thousands of loop turns for
+    a big search). (exit status, the start of stderr.) Raises `Unavailable` when `rg` cannot start. The
+    process is killed and reaped on every way out, the reading thread waited for (bounded)."""
+    read_end, write_end = os.pipe()
+    with contextlib.suppress(OSError, AttributeError):  # Linux: ripgrep may run ahead while a chunk is fed
+        fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, PIPE_CHUNK)
     try:
-        return await asyncio.create_subprocess_exec(
+        proc = await asyncio.create_subprocess_exec(
             *argv,
             cwd=cwd,  # ripgrep matches --glob paths relative to its cwd
             stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
+            stdout=write_end,
             stderr=asyncio.subprocess.PIPE,
         )
     except (OSError, ValueError):
         # An rg on PATH that cannot run, or an argument no command line can carry (a NUL byte in the
         # pattern).
+        os.close(read_end)
         raise Unavailable from None
+    finally:
+        os.close(write_end)
+    assert proc.stderr is not None
+    errors = asyncio.ensure_future(_drain(proc.stderr))
+    reading = asyncio.get_running_loop().run_in_executor(None, _pump, read_end, feed)
+    try:
+        await asyncio.shield(reading)
+        code = await proc.wait()
+    finally:
+        if proc.returncode is None:
+            proc.kill()  # the pipe's write end closes with it: the reading thread sees its end
+            await proc.wait()
+        if not reading.done():
+            await asyncio.wait([reading], timeout=SETTLE_S)
+        stderr = (await errors).decode("utf-8", "replace") if not errors.cancelled() else ""
+    return code, stderr
+
+
+def _pump(fd: int, feed: Callable[[bytes], None]) -> None:
+    """Read the pipe `fd` to its end, handing each chunk to `feed`; closes `fd`."""
+    try:
+        while chunk := os.read(fd, PIPE_CHUNK):
+            feed(chunk)
+    finally:
+        os.close(fd)
 
 
 async def search(
@@ -128,21 +169,16 @@ async def search(
 ) -> None:
     """Search `root` (a directory, or one file) with the `rg` executable; see the module docstring."""
     cwd = root if os.path.isdir(root) else os.path.dirname(root)  # noqa: ASYNC240 - a stat
-    proc = await _start(command(rg, query, root), cwd)
-    assert proc.stdout is not None and proc.stderr is not None
-    errors = asyncio.ensure_future(_drain(proc.stderr))
-    try:
-        if query.mode == "content":
-            context = bool(query.lines_before or query.lines_after)
-            found = await _read_content(proc.stdout, sink, keep, line_chars, context)
-        else:
-            found = await _read_null(proc.stdout, sink, query.mode == "count")
-        code = await proc.wait()
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-        stderr = (await errors).decode("utf-8", "replace") if not errors.cancelled() else ""
+    reader: _ContentReader | _RecordReader
+    if query.mode == "content":
+        context = bool(query.lines_before or query.lines_after)
+        # A line's text is decoded from at most 4 bytes a character, so a line at least `line_chars`
+        # characters long comes back that long.
+        reader = _ContentReader(sink, keep, 4 * line_chars, context)
+    else:
+        reader = _RecordReader(sink, query.mode == "count")
+    code, stderr = await _run(command(rg, query, root), cwd, reader.feed)
+    found = reader.close()
     if code == 2 and not found and ("regex" in stderr or "error parsing" in stderr):
         raise PatternRejected(stderr.split("error:", 1)[-1].split("\n\n")[0])
 
@@ -158,7 +194,8 @@ async def files(
 ) -> None:
     """The files below the directory `root` that a search reads (`ignore.walk`: ignore files, hidden
     files, no symbolic links), absolute (names decoded as `os.fsdecode` does), in no particular order,
-    handed to `on_batch` a batch at a time as ripgrep finds them. `hidden`: dot-names too, but no `.git`.
+    handed to `on_batch` a batch at a time as ripgrep finds them, in a worker thread (so `on_batch` may
+    block: `glob` stats its batch there, while ripgrep goes on). `hidden`: dot-names too, but no `.git`.
     `max_depth`: files at most that many levels below `root`. `names`: only files whose name matches one
     of these globs (`*` and literal characters only: no `?`, `[`, `]`, `{`, `}`, `\\`, `,` or `:`); a
     hidden file may then come back even without `hidden`, because a name that matches counts as
@@ -172,26 +209,20 @@ async def files(
     if names:
         cmd += [arg for name in names for arg in ("--type-add", f"acpbridgeglob:{name}")]
         cmd += ["--type", "acpbridgeglob"]
-    proc = await _start([*cmd, "--", root], root)
-    assert proc.stdout is not None and proc.stderr is not None
-    errors = asyncio.ensure_future(_drain(proc.stderr))
     encoding = sys.getfilesystemencoding()
-    try:
-        rest = b""
-        while chunk := await proc.stdout.read(CHUNK):
-            end = chunk.rfind(b"\0")
-            if end < 0:
-                rest += chunk
-                continue
-            # One decoding for the batch: a NUL never ends a character, so each name decodes as alone.
-            on_batch((rest + chunk[:end]).decode(encoding, "surrogateescape").split("\0"))
-            rest = chunk[end + 1 :]
-        await proc.wait()
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-        await errors
+    rest = b""
+
+    def feed(chunk: bytes) -> None:
+        nonlocal rest
+        end = chunk.rfind(b"\0")
+        if end < 0:
+            rest += chunk
+            return
+        # One decoding for the batch: a NUL never ends a character, so each name decodes as alone.
+        on_batch((rest + chunk[:end]).decode(encoding, "surrogateescape").split("\0"))
+        rest = chunk[end + 1 :]
+
+    await _run([*cmd, "--", root], root, feed)
 
 
 async def _drain(stream: asyncio.StreamReader, keep: int = STDERR_KEPT) -> bytes:
@@ -352,41 +383,39 @@ class _ContentReader:
         self.count, self.kept, self.taking, self.lines = 0, 0, True, []
 
 
-async def _read_content(
-    stdout: asyncio.StreamReader, sink: Sink, keep: int, line_chars: int, context: bool
-) -> bool:
-    """Hand each file of the content output to `sink`; whether any was. A line's text is decoded from at
-    most 4 bytes a character, so a line at least `line_chars` characters long comes back that long."""
-    reader = _ContentReader(sink, keep, 4 * line_chars, context)
-    while chunk := await stdout.read(CHUNK):
-        reader.feed(chunk)
-    return reader.close()
-
-
 # --- the other modes: NUL-separated records -----------------------------------------------------------
 
 
-async def _read_null(stdout: asyncio.StreamReader, sink: Sink, counts: bool) -> bool:
-    """`-l --null` prints "path\\0" records; `--count --null` prints "path\\0N\\n" lines. Whether any file
-    was handed to `sink`."""
-    buffer = b""
-    separator = b"\n" if counts else b"\0"
-    found = False
-    while chunk := await stdout.read(CHUNK):
-        *records, buffer = (buffer + chunk).split(separator)
+class _RecordReader:
+    """`-l --null` prints "path\\0" records; `--count --null` prints "path\\0N\\n" lines: each file to the
+    sink as its record is read."""
+
+    def __init__(self, sink: Sink, counts: bool) -> None:
+        self.sink = sink
+        self.counts = counts
+        self.separator = b"\n" if counts else b"\0"
+        self.rest = b""
+        self.found = False
+
+    def feed(self, chunk: bytes) -> None:
+        *records, self.rest = (self.rest + chunk).split(self.separator)
         for record in records:
-            found = _record(record, sink, counts) or found
-    if buffer:
-        found = _record(buffer, sink, counts) or found
-    return found
+            self._record(record)
 
+    def close(self) -> bool:
+        """Whether any file was handed to the sink."""
+        if self.rest:
+            self._record(self.rest)
+            self.rest = b""
+        return self.found
 
-def _record(record: bytes, sink: Sink, counts: bool) -> bool:
-    text = record.decode("utf-8", "replace")
-    if counts:
-        name, _, number = text.rpartition("\0")
-        count = int(number)
-        sink.add(name, count)
-        return count > 0
-    sink.add(text, 1)
-    return True
+    def _record(self, record: bytes) -> None:
+        text = record.decode("utf-8", "replace")
+        if self.counts:
+            name, _, number = text.rpartition("\0")
+            count = int(number)
+            self.sink.add(name, count)
+            self.found = self.found or count > 0
+        else:
+            self.sink.add(text, 1)
+            self.found = True
