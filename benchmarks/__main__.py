@@ -24,6 +24,8 @@ MODULES = {
     "prompt": "benchmarks.prompt_bench",
     "background": "benchmarks.background_bench",
     "steering": "benchmarks.steering_bench",
+    "search": "benchmarks.search_bench",
+    "history": "benchmarks.history_bench",
 }
 
 

@@ -47,13 +47,16 @@ class RawClient:
         self._reader = asyncio.ensure_future(self._read())
 
     @classmethod
-    async def spawn(cls, *args: str, cwd: str) -> RawClient:
+    async def spawn(cls, *args: str, cwd: str, state_dir: Path | None = None) -> RawClient:
+        """A bridge keeping no history, or its logs in `state_dir` (a benchmark's sessions are no one's
+        history: never the user's state directory)."""
+        history = ["--state-dir", str(state_dir)] if state_dir is not None else ["--no-history"]
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
             "acp_bridge",
             "serve",
-            "--no-history",  # a benchmark's sessions are no one's history
+            *history,
             *args,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,

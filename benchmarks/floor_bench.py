@@ -1,11 +1,15 @@
 """The bridge against the floor (`benchmarks/floor_agent.py`), both real subprocesses, measured in turns.
 
-Rows (targets from issue 10), each a ratio to the floor measured in the same run, bridge and floor spawns
-interleaved so a busy machine slows both alike:
-- spawn → `initialize` answered (median of 7 spawns each): the bridge <= 1.4× the floor;
-- one turn of 200 reads of small files (best of 3 turns each, one process each): the bridge >= 0.6× the
-  floor's calls/s. The bridge runs a scripted model's one step of 200 `read` calls; the floor reads the
-  200 files named in the prompt and sends the same two updates per file.
+Rows, each a ratio to the floor measured in the same run, bridge and floor spawns interleaved so a busy
+machine slows both alike:
+- spawn → `initialize` answered (median of 7 spawns each): the bridge <= 1.4× the floor (issue 10);
+- warm per-call throughput with history on, one turn of 200 reads of small files (the best of 3 turns
+  after a first one, one process each): the bridge >= 0.3× the floor's calls/s (issue "Fast on big
+  repositories and long sessions"). The bridge runs a scripted model's one step of 200 `read` calls and
+  keeps its session log (`--state-dir` in a temporary directory); the floor reads the 200 files named in
+  the prompt and sends the same two updates per file. The same turns without history (`--no-history`)
+  are in the baseline column, so what the log costs per call is read off the same run. (Issue 10's
+  ">= 0.6× the floor" without history was dropped: issue 10 showed it cannot be met.)
 
 The driver is `bridge_bench.RawClient` (json.loads per line, no schema validation) for both.
 """
@@ -78,7 +82,7 @@ def _workspace(work: Path) -> Path:
 
 
 async def _turns(client: RawClient, ws: Path, text: str) -> list[float]:
-    """Seconds of each of TURNS prompts; checks every read completed."""
+    """Seconds of each of TURNS prompts after a first, warming one; checks every read completed."""
     await client.initialize()
     session_id = await client.new_session(str(ws))
     completed = 0
@@ -90,33 +94,38 @@ async def _turns(client: RawClient, ws: Path, text: str) -> list[float]:
 
     client.on_update = count
     times = []
-    for _ in range(TURNS):
+    for _ in range(TURNS + 1):
         started = time.perf_counter()
         stop = await client.prompt(session_id, text)
         times.append(time.perf_counter() - started)
         assert stop == "end_turn", stop
     await client.close()
-    assert completed == READS * TURNS, completed
-    return times
+    assert completed == READS * (TURNS + 1), completed
+    return times[1:]
 
 
 async def _reads(work: Path) -> list[dict[str, Any]]:
     ws = _workspace(work)
     script = work / "floor-reads.json"
-    steps = [[{"tool_calls": [{"id": f"t{t}r{i}", "name": "read", "arguments": {"file_path": f"f{i}.txt"}}
-                               for i in range(READS)]}, {"text": "done"}] for t in range(TURNS)]  # fmt: skip
+    reads = [[{"id": f"t{t}r{i}", "name": "read", "arguments": {"file_path": f"f{i}.txt"}}
+              for i in range(READS)] for t in range(TURNS + 1)]  # fmt: skip
+    steps = [[{"tool_calls": calls}, {"text": "done"}] for calls in reads]
     script.write_text(json.dumps({"turns": [{"steps": s} for s in steps]}))
-    bridge_client = await RawClient.spawn("--model", f"scripted:{script}", cwd=str(ws))
-    bridge = await _turns(bridge_client, ws, "read them all")
+    model = f"scripted:{script}"
+    logged = await _turns(
+        await RawClient.spawn("--model", model, cwd=str(ws), state_dir=work / "state"), ws, "read them all"
+    )
+    unlogged = await _turns(await RawClient.spawn("--model", model, cwd=str(ws)), ws, "read them all")
     names = " ".join(f"f{i}.txt" for i in range(READS))
     floor = await _turns(await _spawn_floor(), ws, names)
-    bridge_rate, floor_rate = READS / min(bridge), READS / min(floor)
-    ratio = bridge_rate / floor_rate
-    added_us = (min(bridge) - min(floor)) / READS * 1e6
+    logged_rate, unlogged_rate, floor_rate = (READS / min(t) for t in (logged, unlogged, floor))
+    ratio = logged_rate / floor_rate
+    log_us = (min(logged) - min(unlogged)) / READS * 1e6
     return [
-        _row(f"floor: {READS} reads in one turn, bridge / floor", round(ratio, 2), "×", ">= 0.6×",
-             ratio >= 0.6, f"bridge {bridge_rate:,.0f} calls/s, floor {floor_rate:,.0f} calls/s; the bridge "
-             f"adds {added_us:.0f} us/call (best of {TURNS} turns each)"),
+        _row(f"floor: {READS} reads in one turn, history on, bridge / floor", round(ratio, 2), "×", ">= 0.3×",
+             ratio >= 0.3, f"bridge {logged_rate:,.0f} calls/s with history, {unlogged_rate:,.0f} without "
+             f"({unlogged_rate / floor_rate:.2f}×; the log adds {log_us:.0f} us/call), floor "
+             f"{floor_rate:,.0f} calls/s (best of {TURNS} warm turns each)"),
     ]  # fmt: skip
 
 

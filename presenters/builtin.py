@@ -30,8 +30,9 @@ def build_tools(
 
     `cwd`: a session cwd for call-card titles and paths, when the host builds tools per session; without
     it, call cards show paths as the model wrote them (the host resolves relative ones). Result cards
-    always use the cwd the call ran in. `grep_backend`: "auto" (ripgrep when on PATH), "ripgrep",
-    "python". `bash_spill_dir`: where `bash` puts the full output of long runs (default: the temp dir).
+    always use the cwd the call ran in. `grep_backend`, for `grep` and `glob`: "auto" (ripgrep when on
+    PATH), "ripgrep", "python". `bash_spill_dir`: where `bash` puts the full output of long runs
+    (default: the temp dir).
     `allow_private_network`: `web_fetch` may connect to loopback, private and link-local addresses.
     """
     return [
@@ -42,7 +43,7 @@ def build_tools(
         bash_output_tool(),
         kill_bash_tool(),
         grep_tool(cwd=cwd, backend=grep_backend),
-        glob_tool(cwd=cwd),
+        glob_tool(cwd=cwd, backend=grep_backend),
         web_fetch_tool(allow_private_network=allow_private_network),
         todo_write_tool(),
         ask_user_tool(),

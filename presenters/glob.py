@@ -3,10 +3,15 @@
 - Patterns: `*`, `?`, `[...]`, `{a,b}` and `**` (any number of directories), matched against the path
   relative to `path` (default: the working directory). A literal leading part ("src/**/*.ts") is where the
   walk starts; without `**` the walk stops at the pattern's depth.
-- The walk is `ignore.walk`: .gitignore'd files and hidden files are skipped, unless the pattern names a
-  hidden segment (".github/**/*.yml"); symbolic links are not followed.
+- The walk is `ignore.walk`'s set of files: .gitignore'd files and hidden files are skipped, unless the
+  pattern names a hidden segment (".github/**/*.yml"); symbolic links are not followed.
 - Results: absolute paths, most recently modified first (ties by path), at most 100, with `truncated`
-  and `total`.
+  and the true `total` of the files that match.
+
+Two backends, one result (as `grep`'s): ripgrep lists the files (`ripgrep.files`, in parallel, told the
+names the pattern's last segment allows when it is simple, so it hands back little more than the
+matches) when `rg` is on PATH; else `ignore.walk`. Either way the pattern is then matched here, and every
+match is stat'ed for its modification time (the newest 100 need every match's).
 
 presentation_meta: {"pattern", "path" (abs root), "cwd", "paths" (abs), "total", "truncated"}.
 
@@ -16,10 +21,12 @@ Must not: read file contents, or follow symlinks out of the tree.
 from __future__ import annotations
 
 import functools
+import heapq
 import os
+import shutil
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -34,13 +41,21 @@ from registry_core import (
     define_tool,
 )
 
+from . import ripgrep
 from .cards import call_paths, failure_card, meta_field
-from .ignore import compile_glob, walk
+from .ignore import compile_glob, expand_braces, reincluded, walk
 from .paths import display_path, resolve, session_cwd, session_roots
-from .runtime import check, run_blocking
+from .runtime import BlockingBatches, check, run_blocking
 
+Backend = Literal["auto", "ripgrep", "python"]
 MAX_RESULTS = 100
+BACKEND_ENV = "ACP_BRIDGE_GREP"  # "python" forces the pure-Python walk, as for grep
 _GLOB_CHARS = frozenset("*?[{")
+# (-modification time, absolute path) of each match: newest first, then by path, as tuples order.
+Found = list[tuple[float, str]]
+# What a name glob handed to ripgrep may not hold (see `_names`); `?` is one byte to ripgrep, one character
+# to `compile_glob`.
+_NOT_FOR_RG = frozenset("?[]{}\\,:")
 
 
 class GlobArgs(BaseModel):
@@ -70,23 +85,97 @@ def _split(root: str, pattern: str) -> tuple[str, str]:
     return start, "/".join(segments[literal:])
 
 
-def _find(start: str, rest: str, stop: threading.Event) -> list[tuple[float, str]]:
-    if not (_GLOB_CHARS & set(rest)):  # a literal path: it exists or not
-        path = os.path.join(start, rest)
-        return [(os.stat(path).st_mtime, path)] if os.path.isfile(path) else []
-    regex = compile_glob(rest, anchored=True)
-    segments = rest.split("/")
-    hidden = any(s.startswith(".") and s not in (".", "..") for s in segments)
-    depth = None if any("**" in s for s in segments) else len(segments)
-    found = []
-    for path in walk(start, None, stop, hidden=hidden, max_depth=depth):
-        if regex.match(os.path.relpath(path, start).replace(os.sep, "/")):
+class _Walk:
+    """One root's search: where it starts, the pattern below it, and how the files are listed."""
+
+    def __init__(self, start: str, rest: str) -> None:
+        self.start = start
+        self.rest = rest
+        self.regex = compile_glob(rest, anchored=True)
+        segments = rest.split("/")
+        self.hidden = any(s.startswith(".") and s not in (".", "..") for s in segments)
+        self.depth = None if any("**" in s for s in segments) else len(segments)
+        self.skip = len(start.rstrip("/")) + 1  # POSIX paths: the relative path starts there
+
+    def matches(self, paths: list[str], stop: threading.Event, *, matched: bool = False) -> Found:
+        """(-mtime, path) of each of `paths` (absolute, below `start`) that the pattern matches (all of
+        them when `matched`)."""
+        if not matched:
+            match, skip = self.regex.match, self.skip
+            paths = [path for path in paths if match(path, skip)]
+        found: Found = []
+        stat = os.stat
+        for at in range(0, len(paths), 1024):
             check(stop)
+            some = paths[at : at + 1024]
             try:
-                found.append((os.stat(path).st_mtime, path))
-            except OSError:
-                continue
-    return found
+                found += [(-stat(path).st_mtime, path) for path in some]
+            except OSError:  # one went away meanwhile: the others, one at a time
+                for path in some:
+                    try:
+                        found.append((-stat(path).st_mtime, path))
+                    except OSError:
+                        continue
+        return found
+
+
+def _literal(start: str, rest: str, _stop: threading.Event) -> Found:
+    path = os.path.join(start, rest)
+    return [(-os.stat(path).st_mtime, path)] if os.path.isfile(path) else []
+
+
+def _find_python(walker: _Walk, stop: threading.Event) -> Found:
+    files = walk(walker.start, None, stop, hidden=walker.hidden, max_depth=walker.depth)
+    return walker.matches(list(files), stop)
+
+
+def _names(rest: str) -> tuple[tuple[str, ...], bool]:
+    """Name globs a file must match for `rest` to match it (each of the pattern's brace variants ends
+    with one), when all are simple enough that ripgrep reads them as `compile_glob` does: `*` and literal
+    characters; empty: no such filter (a trailing `**`, `?`, a class, an escape). And whether a name
+    that matches is all the pattern asks ("*.py" at its depth, "**/*.py" at any)."""
+    names, exact = [], True
+    for variant in expand_braces(rest):
+        head, _, name = variant.rpartition("/")
+        if not name or "**" in name or _NOT_FOR_RG & set(name) or name == "*":
+            return (), False
+        names.append(name)
+        exact = exact and head in ("", "**")
+    return tuple(dict.fromkeys(names)), exact
+
+
+def _found_rg(
+    walker: _Walk, names: tuple[str, ...], exact: bool, paths: list[str], stop: threading.Event
+) -> Found:
+    """The matches among ripgrep's listing. A name filter lets a hidden file through as if re-included
+    (ripgrep's file types): such a file stays only when an ignore file really re-includes it."""
+    if names and not walker.hidden:
+        skip = walker.skip
+        paths = [
+            p for p in paths
+            if p.find("/.", skip - 1) < 0 or not p.startswith(".", p.rindex("/") + 1)
+            or reincluded(p[skip:], walker.start)
+        ]  # fmt: skip
+    return walker.matches(paths, stop, matched=exact)
+
+
+async def _find(walker: _Walk, rg: str | None) -> Found:
+    if rg is not None:
+        names, exact = _names(walker.rest)
+        # Each batch of ripgrep's listing is matched and stat'ed in the pool while ripgrep goes on.
+        batches = BlockingBatches(functools.partial(_found_rg, walker, names, exact))
+        try:
+            await ripgrep.files(
+                rg, walker.start, batches.add, hidden=walker.hidden, max_depth=walker.depth, names=names
+            )
+        except ripgrep.Unavailable:
+            pass
+        except BaseException:
+            await batches.abandon()
+            raise
+        else:
+            return [match for batch in await batches.results() for match in batch]
+    return await run_blocking(functools.partial(_find_python, walker))
 
 
 def _title(args: GlobArgs, cwd: str | None) -> str:
@@ -117,8 +206,10 @@ def _meta(_args: GlobArgs, value: GlobValue) -> dict[str, Any]:
     }
 
 
-def glob_tool(*, cwd: str | None = None) -> ToolDefinition:
-    """The `glob` tool. `cwd`: the session cwd for the call card's title (display only)."""
+def glob_tool(*, cwd: str | None = None, backend: Backend = "auto") -> ToolDefinition:
+    """The `glob` tool. `backend`: "auto" (ripgrep when on PATH; env ACP_BRIDGE_GREP=python forces the
+    Python walk), "ripgrep" or "python". `cwd`: the session cwd for the call card's title (display
+    only)."""
 
     async def execute(args: GlobArgs, ctx: ToolRunContext) -> GlobValue:
         session = session_cwd(ctx.agent)
@@ -127,17 +218,25 @@ def glob_tool(*, cwd: str | None = None) -> ToolDefinition:
             raise ToolError(f"Not a directory: {display_path(root, session)}.", code="NOT_FOUND")
         # Without a path, every workspace root is searched (an absolute pattern only once).
         roots = [root] if args.path or args.pattern.startswith("/") else list(session_roots(ctx.agent))
-        found: list[tuple[float, str]] = []
+        chosen = backend
+        if chosen == "auto":
+            chosen = "python" if os.environ.get(BACKEND_ENV) == "python" else "ripgrep"
+        rg = shutil.which("rg") if chosen == "ripgrep" else None
+        found: Found = []
         for searched in dict.fromkeys(roots):
             start, rest = _split(searched, args.pattern)
-            if os.path.isdir(start):  # noqa: ASYNC240 - a stat
-                found += await run_blocking(functools.partial(_find, start, rest))
-        found.sort(key=lambda item: (-item[0], item[1]))
+            if not os.path.isdir(start):  # noqa: ASYNC240 - a stat
+                continue
+            if not (_GLOB_CHARS & set(rest)):  # a literal path: it exists or not
+                found += await run_blocking(functools.partial(_literal, start, rest))
+            else:
+                found += await _find(_Walk(start, rest), rg)
+        newest = heapq.nsmallest(MAX_RESULTS, found)
         return GlobValue(
             pattern=args.pattern,
             root=root,
             cwd=session,
-            paths=[path for _, path in found[:MAX_RESULTS]],
+            paths=[path for _, path in newest],
             total=len(found),
             truncated=len(found) > MAX_RESULTS,
         )

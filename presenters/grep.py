@@ -5,16 +5,22 @@ Parameters follow Claude Code's Grep (`pattern`, `path`, `glob`, `output_mode`, 
 
 Two backends, one result: ripgrep (`ripgrep.py`: the process and its output) when `rg` is on PATH, else
 the pure-Python search over the same files (`python_search.py`: `ignore.walk` mirrors ripgrep's
-hidden-file and ignore-file rules; both sort by path). ripgrep runs with `--no-config
+hidden-file and ignore-file rules). ripgrep runs with `--no-config
 --no-ignore-global` so neither a user's config nor global gitignore makes the two differ. A pattern
 ripgrep's regex engine rejects but Python's accepts (look-around, backreferences) is searched by the
 Python backend. Known remaining differences: regex dialect corner cases, and a NUL byte past a file's
-first 64 KiB (ripgrep reports matches before it; Python stops at the line before it). This module is the
-tool: its schema, the cap on what is kept (`_Collector`, the backends' sink), the text and the cards.
+first 64 KiB (ripgrep reports matches before it; Python stops at the line before it). What is kept is
+`search_results.Collector`'s (the backends' sink): the first entries in path order, whatever order the
+files arrive in, and the true totals. This module is the tool: its schema, the text and the cards.
 
-presentation_meta: {"mode", "pattern", "path" (abs search root), "cwd", "total", "truncated",
-"backend": "ripgrep" | "python", "files": [{"path" (abs), "count", "lines": [{"number", "text"}]}]};
-`lines` holds matching lines only (content mode), `count` the file's matching lines.
+Totals are the search's, never what is shown: "18,316 matching lines in 6,136 files; showing the first 200
+in 56 files" (content mode, truncated), the card's "18,316 matches in 6,136 files; showing the first 200
+matches in 56 files".
+
+presentation_meta: {"mode", "pattern", "path" (abs search root), "cwd", "total" (matching lines in
+content mode, else files), "total_files" (files with matches), "truncated", "backend": "ripgrep" |
+"python", "files": [{"path" (abs), "count", "lines": [{"number", "text"}]}]}; `lines` holds matching
+lines only (content mode), `count` the file's matching lines.
 
 Must not: keep more than the capped entries, or fail on a long line (a line of any length shows cut, at
 `MAX_LINE_CHARS`; the backends' own bounds are in their docstrings).
@@ -26,8 +32,7 @@ import functools
 import os
 import re
 import shutil
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -48,8 +53,8 @@ from registry_core import (
 from . import python_search, ripgrep
 from .cards import call_paths, failure_card, meta_field
 from .paths import display_path, resolve, session_cwd, session_roots
-from .ripgrep import Line, Mode
 from .runtime import run_blocking
+from .search_results import Collector, Mode
 
 Backend = Literal["auto", "ripgrep", "python"]
 DEFAULT_LIMITS: dict[str, int] = {"content": 200, "files_with_matches": 200, "count": 200}
@@ -101,50 +106,10 @@ class GrepValue(BaseModel):
     files: list[GrepFile]
     total: int
     total_matches: int
+    total_files: int = 0  # 0 in values logged before it was: then unknown
     truncated: bool
     backend: Literal["ripgrep", "python"]
     line_numbers: bool
-
-
-@dataclass
-class _Collector:
-    """Keeps at most `limit` entries (files, or matching lines in content mode); counts everything."""
-
-    mode: Mode
-    limit: int
-    after: int
-    files: list[GrepFile] = field(default_factory=list)
-    total: int = 0
-    total_matches: int = 0
-    stored: int = 0
-
-    def add(self, path: str, count: int, lines: Iterable[Line] = ()) -> None:
-        if count <= 0:
-            return
-        self.total_matches += count
-        if self.mode != "content":
-            self.total += 1
-            if self.stored < self.limit:
-                self.files.append(GrepFile(path=path, count=count))
-                self.stored += 1
-            return
-        self.total += count
-        kept: list[GrepLine] = []
-        tail_left = 0  # context lines still kept after the last stored match, once the limit is hit
-        for number, text, is_match in lines:
-            if is_match:
-                if self.stored >= self.limit:
-                    tail_left = 0
-                    continue
-                self.stored += 1
-                tail_left = self.after
-            elif self.stored >= self.limit:
-                if tail_left <= 0:
-                    continue
-                tail_left -= 1
-            kept.append(GrepLine(number=number, text=_cut(text), match=is_match))
-        if kept:
-            self.files.append(GrepFile(path=path, count=count, lines=kept))
 
 
 def _cut(text: str) -> str:
@@ -160,13 +125,16 @@ def _invalid_regex(pattern: str, detail: str) -> ToolError:
     )
 
 
-async def _search_ripgrep(rg: str, query: ripgrep.Query, roots: list[str], collector: _Collector) -> bool:
+async def _search_ripgrep(rg: str, query: ripgrep.Query, roots: list[str], collector: Collector) -> bool:
     """Search `roots` with ripgrep into `collector`. False: the Python backend must search instead (rg
     would not start, or rejected a pattern Python's engine takes: look-around, backreferences)."""
-    for searched in roots:
+    for index, searched in enumerate(roots):
+        collector.root = index
         try:
             # One character more than a line shows: a long line's start comes back long enough to show cut.
-            await ripgrep.search(rg, query, searched, collector, line_chars=MAX_LINE_CHARS + 1)
+            await ripgrep.search(
+                rg, query, searched, collector, line_chars=MAX_LINE_CHARS + 1, keep=collector.limit
+            )
         except ripgrep.Unavailable:
             return False
         except ripgrep.PatternRejected as rejected:
@@ -211,16 +179,18 @@ def _render(args: GrepArgs, value: GrepValue) -> str:
                 out.append(f"{show(f.path)}{sep}{number}{line.text}")
                 previous = line.number
     if value.truncated:
-        what = "matching lines" if value.mode == "content" else "files"
-        out.append(f"\n(Showing {sum(1 for _ in _entries(value))} of {value.total} {what}; narrow the search "
-                   "with path or glob, or raise head_limit.)")  # fmt: skip
+        narrow = "the search with path or glob, or raise head_limit."
+        if value.mode == "content":
+            shown = sum(1 for f in value.files for line in f.lines if line.match)
+            out.append(f"\n({value.total:,} matching lines in {_files(value.total_files)}; showing the first "
+                       f"{shown:,} in {_files(len(value.files))}. Narrow {narrow})")  # fmt: skip
+        else:
+            out.append(f"\n(Showing {len(value.files)} of {value.total} files; narrow {narrow})")
     return "\n".join(out)
 
 
-def _entries(value: GrepValue) -> Iterable[object]:
-    if value.mode != "content":
-        return value.files
-    return [line for f in value.files for line in f.lines if line.match]
+def _files(n: int) -> str:
+    return f"{n:,} file{'' if n == 1 else 's'}"
 
 
 def _meta(_args: GrepArgs, value: GrepValue) -> dict[str, Any]:
@@ -230,6 +200,7 @@ def _meta(_args: GrepArgs, value: GrepValue) -> dict[str, Any]:
         "path": value.root,
         "cwd": value.cwd,
         "total": value.total,
+        "total_files": value.total_files,
         "truncated": value.truncated,
         "backend": value.backend,
         "files": [
@@ -266,7 +237,7 @@ def grep_tool(*, cwd: str | None = None, backend: Backend = "auto") -> ToolDefin
             before=args.before,
             after=args.after,
         )
-        collector = _Collector(mode, args.head_limit or DEFAULT_LIMITS[mode], query.lines_after)
+        collector = Collector(mode, args.head_limit or DEFAULT_LIMITS[mode], query.lines_after)
         chosen = backend
         if chosen == "auto":
             chosen = "python" if os.environ.get(BACKEND_ENV) == "python" else "ripgrep"
@@ -276,22 +247,32 @@ def grep_tool(*, cwd: str | None = None, backend: Backend = "auto") -> ToolDefin
             if await _search_ripgrep(rg, query, roots, collector):
                 used = "ripgrep"
             else:
-                collector = _Collector(mode, collector.limit, collector.after)
+                collector = Collector(mode, collector.limit, collector.after)
         if used == "python":
-            for searched in roots:
+            for index, searched in enumerate(roots):
+                collector.root = index
                 try:
                     await run_blocking(functools.partial(python_search.search, query, searched, collector))
                 except python_search.InvalidPattern as exc:
                     raise _invalid_regex(args.pattern, str(exc)) from None
+        shown = collector.shown()
         return GrepValue(
             mode=mode,
             pattern=args.pattern,
             root=root,
             cwd=session,
-            files=collector.files,
+            files=[
+                GrepFile(
+                    path=f.path,
+                    count=f.count,
+                    lines=[GrepLine(number=n, text=_cut(text), match=m) for n, text, m in f.lines],
+                )
+                for f in shown
+            ],
             total=collector.total,
             total_matches=collector.total_matches,
-            truncated=collector.stored < collector.total,
+            total_files=collector.total_files,
+            truncated=collector.shown_entries(shown) < collector.total,
             backend=used,
             line_numbers=args.line_numbers,
         )
@@ -318,6 +299,7 @@ def grep_tool(*, cwd: str | None = None, backend: Backend = "auto") -> ToolDefin
             title=_title(args, cwd),
             truncated=bool(meta_field(result.meta, "truncated", bool)),
             total=total,
+            files=meta_field(result.meta, "total_files", int) if mode == "content" else None,
             matches=matches,
         )
 

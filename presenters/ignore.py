@@ -29,7 +29,7 @@ from .runtime import check
 KINDS = (".rgignore", ".ignore", ".gitignore", "exclude")  # precedence order
 
 
-def _expand_braces(pattern: str) -> list[str]:
+def expand_braces(pattern: str) -> list[str]:
     """`a{b,c}d` → [abd, acd] (nested braces too); an unbalanced brace stays literal."""
     depth, start = 0, -1
     for i, ch in enumerate(pattern):
@@ -52,9 +52,7 @@ def _expand_braces(pattern: str) -> list[str]:
                 parts.append(inner[last:])
                 if len(parts) == 1:
                     continue
-                return [
-                    x for part in parts for x in _expand_braces(pattern[:start] + part + pattern[i + 1 :])
-                ]
+                return [x for part in parts for x in expand_braces(pattern[:start] + part + pattern[i + 1 :])]
     return [pattern]
 
 
@@ -103,7 +101,7 @@ def _glob_body(pattern: str) -> str:
 def compile_glob(pattern: str, *, anchored: bool | None = None, braces: bool = True) -> re.Pattern[str]:
     """A glob as a regex over relative paths. `anchored` None: gitignore rule (a pattern with a "/"
     before its end is anchored to the base; one without matches a name at any depth)."""
-    variants = _expand_braces(pattern) if braces else [pattern]
+    variants = expand_braces(pattern) if braces else [pattern]
     bodies = []
     for variant in variants:
         is_anchored = "/" in variant.rstrip("/") if anchored is None else anchored
@@ -216,17 +214,8 @@ def _repo_root(directory: str) -> str | None:
         current = parent
 
 
-def walk(
-    root: str,
-    overrides: Overrides | None,
-    stop: threading.Event,
-    *,
-    hidden: bool = False,
-    max_depth: int | None = None,
-) -> Iterator[str]:
-    """Absolute paths of the files under `root` that ripgrep would search, in its `--sort path` order.
-    `hidden` (ripgrep's --hidden): dot-names are walked too, except the `.git` directory. `max_depth`:
-    files at most that many levels below `root` (1: its own files)."""
+def _ancestor_levels(root: str) -> tuple[list[_Level], bool]:
+    """The ignore levels of `root`'s ancestors, outermost first, and whether `root` is in a repository."""
     repo = _repo_root(root)
     ancestors = []
     current = root
@@ -239,8 +228,37 @@ def walk(
             directory == repo or directory.startswith(repo.rstrip(os.sep) + os.sep)
         )
         levels.append(_level(directory, inside))
+    return levels, repo is not None
+
+
+def walk(
+    root: str,
+    overrides: Overrides | None,
+    stop: threading.Event,
+    *,
+    hidden: bool = False,
+    max_depth: int | None = None,
+) -> Iterator[str]:
+    """Absolute paths of the files under `root` that ripgrep would search, in its `--sort path` order.
+    `hidden` (ripgrep's --hidden): dot-names are walked too, except the `.git` directory. `max_depth`:
+    files at most that many levels below `root` (1: its own files)."""
+    levels, in_repo = _ancestor_levels(root)
     depth_left = max_depth if max_depth is not None else -1
-    yield from _visit(root, root, levels, repo is not None, overrides, stop, hidden, depth_left)
+    yield from _visit(root, root, levels, in_repo, overrides, stop, hidden, depth_left)
+
+
+def reincluded(rel: str, root: str) -> bool:
+    """Whether the ignore files re-include the file `rel` (a path below `root`, in a directory the walk
+    enters) with a "!" rule: what makes the walk list a hidden file without `hidden`. Reads the ignore
+    files from the filesystem root down to the file's directory, as the walk would."""
+    levels, in_repo = _ancestor_levels(root)
+    directory = root
+    for name in ["", *rel.split("/")[:-1]]:
+        directory = os.path.join(directory, name) if name else directory
+        here = _level(directory, in_repo)
+        in_repo = in_repo or here.has_git
+        levels.append(here)
+    return _ignored(levels, os.path.join(root, rel), False) is False
 
 
 def _visit(

@@ -6,6 +6,10 @@ registry cancels a tool body when its signal fires), `stop` is set so the work c
 caller still waits for the thread to settle before the CancelledError propagates: a cancelled `write`
 therefore never commits after its call has been reported as cancelled (the commit checks `stop` first).
 
+`BlockingBatches` does the same for work that comes in batches while something else produces them (a
+process's output): each batch runs in the pool as soon as it is handed over, so the work overlaps the
+producer and uses the pool's threads side by side; `results()` waits for them all.
+
 `ScratchDir` is what a host puts in `agent.services["scratch"]`: a private directory for one session's
 temporary files (the full output of long commands), created on first use and deleted with everything in
 it when the host calls `remove()` (the session ends).
@@ -22,11 +26,12 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from registry_core import Agent
 
 T = TypeVar("T")
+B = TypeVar("B")
 SETTLE_S = 2.0
 SCRATCH_SERVICE = "scratch"  # agent.services key of the session's ScratchDir
 
@@ -56,6 +61,37 @@ async def run_blocking(fn: Callable[[threading.Event], T]) -> T:
         if future.done() and not future.cancelled():
             future.exception()  # retrieved: the cancellation is what the caller reports
         raise
+
+
+class BlockingBatches(Generic[B, T]):
+    """`fn(batch, stop)` for each batch `add`ed, in the default thread pool, started at once; `results()`
+    gives their results in the order the batches were added. Cancelled while waiting (or `abandon()`ed by
+    a caller that stops early), it sets `stop` and lets the threads settle, as `run_blocking`."""
+
+    def __init__(self, fn: Callable[[B, threading.Event], T]) -> None:
+        self._fn = fn
+        self._stop = threading.Event()
+        self._futures: list[asyncio.Future[T]] = []
+
+    def add(self, batch: B) -> None:
+        loop = asyncio.get_running_loop()
+        self._futures.append(loop.run_in_executor(None, self._fn, batch, self._stop))
+
+    async def results(self) -> list[T]:
+        try:
+            return list(await asyncio.shield(asyncio.gather(*self._futures)))
+        except asyncio.CancelledError:
+            await self.abandon()
+            raise
+
+    async def abandon(self) -> None:
+        """Stop the work (`stop` is set) and wait, bounded, for the threads to settle; errors dropped."""
+        self._stop.set()
+        if self._futures:
+            await asyncio.wait(self._futures, timeout=SETTLE_S)
+        for future in self._futures:
+            if future.done() and not future.cancelled():
+                future.exception()
 
 
 class ScratchDir:

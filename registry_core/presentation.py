@@ -180,13 +180,17 @@ class SearchFileMatches(_View):
 
 class SearchResultView(_View):
     """A discovery search. `shape` "matches" (grep) groups lines by file; "paths" (glob) lists paths.
-    `truncated`/`total` say whether the inline result was capped, so a UI never shows part as all."""
+    `truncated`/`total` say whether the inline result was capped, so a UI never shows part as all.
+    `files`: how many files the whole search found matches in, when the matches are lines (`total` counts
+    the lines); None when not known (a card from an older log): the files of `matches` are only those
+    shown."""
 
     card: Literal["search"] = "search"
     shape: Literal["matches", "paths"]
     title: str | None = None
     truncated: bool
     total: Annotated[int, AtLeast(0)]
+    files: Annotated[int, AtLeast(0)] | None = None
     matches: tuple[SearchFileMatches, ...] = ()
     paths: tuple[str, ...] = ()
 

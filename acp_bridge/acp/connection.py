@@ -1,11 +1,12 @@
 """The ACP face: the agent's methods, over the JSON-RPC peer (`jsonrpc`), onto the session core.
 
 `AcpAgent` is the method table (authenticate, logout, session/new, session/prompt, session/cancel,
-session/close, session/set_mode, session/set_config_option, the extension methods
-`_acpBridge/setSessionTitle`, `_acpBridge/listRules` and `_acpBridge/forgetRules`, and session/load,
-session/list, session/resume, session/fork and session/delete when history is kept): each handler reads
-its params into a typed value (`params`, which answers a bad field with -32602 naming it), calls the
-`SessionManager` (and `session_index` for the list) with typed arguments, and shapes the ACP result.
+session/close, session/set_mode, session/set_config_option, session/set_title and its older alias
+`_acpBridge/setSessionTitle`, the extension methods `_acpBridge/listRules` and `_acpBridge/forgetRules`,
+and session/load, session/list, session/resume, session/fork and session/delete when history is kept):
+each handler reads its params into a typed value (`params`, which answers a bad field with -32602 naming
+it), calls the `SessionManager` (and `session_index` for the list) with typed arguments, and shapes the
+ACP result. A prompt's answer carries its token `usage` when the model reported any.
 Load, resume and fork are one handler (`_reopen`) over one core path (`SessionManager.reopen`). New,
 load, resume and fork hand the client's `systemPrompt` to the session (`session.client_prompt`).
 `initialize` is not here: `handshake.py` answers it before this module is even loaded, refuses every
@@ -29,7 +30,7 @@ from typing import Any
 
 from acp_bridge import mapping
 from acp_bridge.acp import params
-from acp_bridge.acp.handshake import FORGET_RULES_METHOD, LIST_RULES_METHOD, SET_TITLE_METHOD
+from acp_bridge.acp.handshake import FORGET_RULES_METHOD, LIST_RULES_METHOD, SET_TITLE, SET_TITLE_METHOD
 from acp_bridge.acp.jsonrpc import JsonRpcPeer, NotificationHandler, Reply, RequestHandler
 from acp_bridge.auth import login
 from acp_bridge.client.channel import (
@@ -149,6 +150,7 @@ class AcpAgent:
             "session/set_mode": self.set_mode,
             "session/set_config_option": self.set_config_option,
             "session/close": self.close_session,
+            SET_TITLE: self.set_session_title,
             SET_TITLE_METHOD: self.set_session_title,
             LIST_RULES_METHOD: self.list_rules,
             FORGET_RULES_METHOD: self.forget_rules,
@@ -249,8 +251,10 @@ class AcpAgent:
         return result
 
     async def set_session_title(self, raw: object, _id: object) -> dict[str, Any]:
-        """`_acpBridge/setSessionTitle` {sessionId, title}: rename an open session; the client is told
-        with a `session_info_update`, and `session/list` shows the title from now on."""
+        """`session/set_title` {sessionId, title} (or its alias `_acpBridge/setSessionTitle`): rename an
+        open session; the answer is the title as stored (cleaned: one line, bounded), the client is told
+        with a `session_info_update`, and `session/list` shows the title from now on (a prompt never
+        replaces it)."""
         asked = params.read_set_title(raw)
         self.manager.get(asked.session_id).set_title(asked.title)
         return {"title": asked.title}

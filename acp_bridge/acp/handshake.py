@@ -52,9 +52,12 @@ log = logging.getLogger(__name__)
 PROTOCOL_VERSION: Final = 1
 AGENT_INFO: Final = {"name": "acp-bridge", "title": "acp-bridge", "version": __version__}
 
-# Not in ACP (no method lets a client rename a session or manage the remembered rules yet): extension
-# methods, named as ACP reserves them (a leading underscore), for the VS Code extension.
+# ACP's `session/set_title` (unstable; advertised as `sessionCapabilities.title`), and the extension method
+# that did the same before it, kept as an alias for the clients that use it.
+SET_TITLE: Final = "session/set_title"
 SET_TITLE_METHOD: Final = "_acpBridge/setSessionTitle"
+# Not in ACP (no method lets a client manage the remembered rules yet): extension methods, named as ACP
+# reserves them (a leading underscore), for the VS Code extension.
 LIST_RULES_METHOD: Final = "_acpBridge/listRules"
 FORGET_RULES_METHOD: Final = "_acpBridge/forgetRules"
 
@@ -68,6 +71,7 @@ REQUESTS: Final = (
     "session/set_mode",
     "session/set_config_option",
     "session/close",
+    SET_TITLE,
     SET_TITLE_METHOD,
     LIST_RULES_METHOD,
     FORGET_RULES_METHOD,
@@ -117,6 +121,8 @@ def session_capabilities(history: bool) -> dict[str, Any]:
     # The proposed `systemPrompt` on new/load/resume/fork (`session.client_prompt`): append is the
     # baseline, and `override` is offered too. A client that does not know the key ignores it.
     caps["systemPrompt"] = {"mode": {"override": {}}}
+    # `session/set_title` (unstable): an open session, with or without history.
+    caps["title"] = {}
     if history:
         # `fork` is unstable in ACP v1 (a client that does not know it ignores the key).
         caps.update({"list": {}, "resume": {}, "fork": {}, "delete": {}})

@@ -83,11 +83,12 @@ class SetModeParams:
 
 @dataclass(frozen=True, slots=True)
 class SetConfigOptionParams:
-    """`session/set_config_option` for a `select` option (this agent has no other kind)."""
+    """`session/set_config_option`: a `select` option's value id, or (`type: "boolean"`) a boolean
+    option's value. Whether the option is of that type is the session's to judge."""
 
     session_id: str
     config_id: str
-    value: str
+    value: str | bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +99,8 @@ class ListSessionsParams:
 
 @dataclass(frozen=True, slots=True)
 class SetTitleParams:
-    """`_acpBridge/setSessionTitle`: the title already cleaned (one line, bounded)."""
+    """`session/set_title` (and its older alias `_acpBridge/setSessionTitle`): the title already cleaned
+    (one line, bounded)."""
 
     session_id: str
     title: str
@@ -212,14 +214,21 @@ def read_set_mode(raw: object) -> SetModeParams:
 
 
 def read_set_config_option(raw: object) -> SetConfigOptionParams:
+    """ACP's two forms: `{configId, value: "<value id>"}` for a select option, `{configId, type:
+    "boolean", value: true|false}` for a boolean one."""
     fields = _Fields(raw)
     session_id = fields.string("sessionId")
+    config_id = fields.string("configId")
+    value = fields.get("value")
     if fields.get("type") == "boolean":
-        raise InvalidParams(
-            'type must be "select": this agent\'s config options are all of type select',
-            data={"field": "type"},
-        )
-    return SetConfigOptionParams(session_id, fields.string("configId"), fields.string("value"))
+        if not isinstance(value, bool):
+            message = f'value must be true or false (type "boolean"), got {quoted(value)}'
+            raise InvalidParams(message, data={"field": "value"})
+        return SetConfigOptionParams(session_id, config_id, value)
+    if isinstance(value, bool):
+        message = f'value must be a string; a boolean value goes with type "boolean", got {quoted(value)}'
+        raise InvalidParams(message, data={"field": "value"})
+    return SetConfigOptionParams(session_id, config_id, fields.string("value"))
 
 
 def read_list_sessions(raw: object) -> ListSessionsParams:

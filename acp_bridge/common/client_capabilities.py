@@ -21,8 +21,10 @@ class ClientCapabilities(NamedTuple):
     `terminal`: the client's `terminal/*` methods (advertised by clients, not used by the bridge yet).
     `elicitation_form` / `elicitation_url`: `elicitation/create` (an MCP server's questions to the user).
     `compaction` / `notices`: `session.compaction` / `session.notices` (`{}`), the unstable
-    `compaction_update` and `notice` session updates. `auth_terminal`: `auth.terminal`, the client can run
-    a `terminal` authentication method. `auth_terminal_meta`: the older signal of the same,
+    `compaction_update` and `notice` session updates. `config_boolean`: `session.configOptions.boolean`
+    (`{}`), config options of type `boolean` (shown as toggles, set with a boolean value).
+    `auth_terminal`: `auth.terminal`, the client can run a `terminal` authentication method.
+    `auth_terminal_meta`: the older signal of the same,
     `_meta["terminal-auth"]: true` (Zed, and the ACP Registry's check), answered by an auth method that
     carries the command in its own `_meta["terminal-auth"]`.
     """
@@ -37,6 +39,7 @@ class ClientCapabilities(NamedTuple):
     elicitation_url: bool = False
     compaction: bool = False
     notices: bool = False
+    config_boolean: bool = False
     auth_terminal: bool = False
     auth_terminal_meta: bool = False
 
@@ -55,6 +58,8 @@ class ClientCapabilities(NamedTuple):
         elicitation = elicitation if isinstance(elicitation, Mapping) else {}
         session = caps.get("session")
         session = session if isinstance(session, Mapping) else {}
+        config_options = session.get("configOptions")
+        config_options = config_options if isinstance(config_options, Mapping) else {}
         auth = caps.get("auth")
         auth = auth if isinstance(auth, Mapping) else {}
         return ClientCapabilities(
@@ -68,6 +73,7 @@ class ClientCapabilities(NamedTuple):
             # `{}` (any object) advertises them; omitted or null does not.
             compaction=isinstance(session.get("compaction"), Mapping),
             notices=isinstance(session.get("notices"), Mapping),
+            config_boolean=isinstance(config_options.get("boolean"), Mapping),
             auth_terminal=auth.get("terminal") is True,
             auth_terminal_meta=meta.get("terminal-auth") is True,
         )

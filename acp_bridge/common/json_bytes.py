@@ -15,7 +15,8 @@ become `null` (the standard library writes `NaN`, which is not JSON), and a plai
 value (the standard library's `default=str` gives its name).
 
 Decoding stays with the standard library: orjson reads an integer past 64 bits as a float (a request id
-would come back changed), and what the bridge reads is small next to what it writes.
+would come back changed), and what the bridge reads is small next to what it writes. (The session store
+reads long logs with orjson, line by line where orjson reads a line alike: `history.store._loads`.)
 
 Must not: import anything of the bridge; stdio imports this before `initialize` is answered.
 """

@@ -102,6 +102,7 @@ def list_sessions(
     next page (None on the last). Raises ValueError for a cursor this index did not hand out."""
     after = _decode_cursor(cursor) if cursor is not None else None
     wanted = os.path.normpath(cwd) if cwd is not None else None
+    store.flush()  # the logs' modification times are the order: the queued lines first
     page: list[SessionRecord] = []
     for stamp, path in _newest_first(store.root):
         if after is not None and stamp >= after:
@@ -117,18 +118,22 @@ def list_sessions(
 
 
 def _newest_first(root: Path) -> Iterator[tuple[tuple[int, str], Path]]:
+    stamped: list[tuple[tuple[int, str], str]] = []
     try:
-        files = [p for p in root.glob("sess_*.jsonl") if SESSION_ID.match(p.stem)]
+        with os.scandir(root) as entries:  # no pathlib per log: a listing reads a thousand of them
+            for entry in entries:
+                name = entry.name
+                if not name.endswith(".jsonl") or not SESSION_ID.match(name[:-6]):
+                    continue
+                try:
+                    stamped.append(((entry.stat().st_mtime_ns, name[:-6]), entry.path))
+                except OSError:
+                    continue  # deleted meanwhile
     except OSError:
-        files = []
-    stamped: list[tuple[tuple[int, str], Path]] = []
-    for path in files:
-        try:
-            stamped.append(((path.stat().st_mtime_ns, path.stem), path))
-        except OSError:
-            continue  # deleted meanwhile
-    stamped.sort(key=lambda item: item[0], reverse=True)
-    yield from stamped
+        return
+    stamped.sort(reverse=True)
+    for stamp, path in stamped:
+        yield stamp, Path(path)
 
 
 def _record(store: SessionStore, path: Path, mtime_ns: int) -> SessionRecord | None:

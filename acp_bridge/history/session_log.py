@@ -3,8 +3,9 @@
 A log is a header (`SessionHeader`) then one event per durable step of the conversation, in order:
 `UserPrompt`, `AssistantStep`, `CallCommitted`, `CallSettled`, `CodeDispatched`, `BackgroundEnded` (a
 command `bash` left running in the background ended), `DeferredContext`, `PermissionsChanged`,
-`ConfigChanged` (model and effort), `UsageReported` (a response's usage and the cost so far), `Compacted`
-(the older conversation replaced by a summary, where it happened), and `SessionInfoChanged`.
+`ConfigChanged` (model, effort and auto-compaction), `UsageReported` (a response's usage and the cost so
+far), `Compacted` (the older conversation replaced by a summary, where it happened), and
+`SessionInfoChanged`.
 Each record writes itself as the JSON object `store.py` appends as one line (`to_json`), and `decode`
 reads one back. The format is the one logs have always had on disk; a record never renames a key.
 
@@ -290,22 +291,29 @@ class PermissionsChanged:
 
 @dataclass(frozen=True, slots=True)
 class ConfigChanged:
-    """The session's model and thinking effort after the user changed either (None: the default, or no
-    effort); the last one in a log wins."""
+    """The session's model, thinking effort and auto-compaction after the user changed any of them (None:
+    the default, or no effort); the last one in a log wins. `autoCompact` is written only when off, so a
+    log from before it (or with it on) reads as on."""
 
     KIND: ClassVar[str] = "config"
 
     model: str | None
     thought_level: str | None
+    auto_compact: bool = True
 
     def to_json(self) -> dict[str, Any]:
-        return {"type": self.KIND, "model": self.model, "thoughtLevel": self.thought_level}
+        out: dict[str, Any] = {"type": self.KIND, "model": self.model, "thoughtLevel": self.thought_level}
+        if not self.auto_compact:
+            out["autoCompact"] = False
+        return out
 
     @staticmethod
     def from_json(raw: Mapping[str, Any]) -> ConfigChanged:
         model, level = raw.get("model"), raw.get("thoughtLevel")
         return ConfigChanged(
-            model if isinstance(model, str) else None, level if isinstance(level, str) else None
+            model if isinstance(model, str) else None,
+            level if isinstance(level, str) else None,
+            raw.get("autoCompact") is not False,
         )
 
 

@@ -38,9 +38,9 @@ The modules (import the names below from this package, not from them):
 - `questions`: a question to the user (`ask_user`): `elicitation_params` (the form) and `answer_options`
   (the answers as permission options, when the client has no form).
 - `fold`: the updates read back: `read_update`, the reducer `next_card` (call id → `Card`), `fold_cards`.
-- `controls`: config options, cost, compaction and notice updates (`config_select`,
-  `config_option_update`, `cost`, `compaction_update`, `compaction_summary_chunk`, `notice`,
-  `model_wait`: the model's wait told as a notice, or as a thought).
+- `controls`: config options, cost, a prompt's usage, compaction and notice updates (`config_select`,
+  `config_boolean`, `config_option_update`, `cost`, `prompt_usage`, `compaction_update`,
+  `compaction_summary_chunk`, `notice`, `model_wait`: the model's wait told as a notice, or as a thought).
 - `nested`: the calls a program made (Code Mode sub-calls): `_meta.parentToolCallId` on their cards, the
   program card's list of them, and the permission question that names the program.
 """
@@ -62,11 +62,13 @@ from .calls import (
 from .controls import (
     compaction_summary_chunk,
     compaction_update,
+    config_boolean,
     config_option_update,
     config_select,
     cost,
     model_wait,
     notice,
+    prompt_usage,
 )
 from .fold import (
     BridgeInfo,
@@ -122,6 +124,8 @@ from .wire import (
     RAW_OUTPUT_TEXT_CHARS,
     AvailableCommandsUpdate,
     ChunkKind,
+    ConfigBoolean,
+    ConfigOption,
     ConfigSelect,
     CurrentModeUpdate,
     DiffItem,
@@ -131,6 +135,7 @@ from .wire import (
     PermissionOption,
     Plan,
     PlanEntry,
+    PromptUsage,
     SessionModeState,
     ToolCallContent,
     ToolCallProgress,
@@ -164,6 +169,8 @@ __all__ = [
     "Card",
     "CardPatch",
     "ChunkKind",
+    "ConfigBoolean",
+    "ConfigOption",
     "ConfigSelect",
     "CurrentModeUpdate",
     "DiffItem",
@@ -179,6 +186,7 @@ __all__ = [
     "Plan",
     "PlanChange",
     "PlanEntry",
+    "PromptUsage",
     "SessionModeState",
     "TextChunk",
     "ToolCallContent",
@@ -198,6 +206,7 @@ __all__ = [
     "card_of",
     "compaction_summary_chunk",
     "compaction_update",
+    "config_boolean",
     "config_option_update",
     "config_select",
     "cost",
@@ -216,6 +225,7 @@ __all__ = [
     "permission_tool_call",
     "plan_from_result",
     "program_calls_update",
+    "prompt_usage",
     "read_patch",
     "read_update",
     "relativize_title",

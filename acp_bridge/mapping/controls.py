@@ -1,13 +1,15 @@
-"""Model-control updates: session config options (`config_select`, `config_option_update`), the usage
-gauge's cost (`cost`), compaction (`compaction_update`, `compaction_summary_chunk`), notices (`notice`) and
-the model's waits (`model_wait`: a notice, or a thought for a client without notices).
+"""Model-control updates: session config options (`config_select`, `config_boolean`,
+`config_option_update`), the usage gauge's cost (`cost`), a prompt's token usage (`prompt_usage`),
+compaction (`compaction_update`, `compaction_summary_chunk`), notices (`notice`) and the model's waits
+(`model_wait`: a notice, or a thought for a client without notices).
 
 Shapes follow ACP v1 as `@agentclientprotocol/sdk` 2.4.0 defines it (`dist/v1/schema/types.gen.d.ts`):
-`SessionConfigOption` (type `select`, `category` one of `mode` / `model` / `thought_level`),
-`ConfigOptionUpdate`, `Cost`, and the unstable `CompactionUpdate`, `CompactionSummaryChunk` and `Notice`
-session updates, which a client asks for with `clientCapabilities.session.compaction` and
-`clientCapabilities.session.notices` (the caller checks, except `model_wait`, told which; these functions
-only build).
+`SessionConfigOption` (type `select`, `category` one of `mode` / `model` / `thought_level`; or type
+`boolean`, which a client asks for with `clientCapabilities.session.configOptions.boolean`),
+`ConfigOptionUpdate`, `Cost`, the unstable `Usage` of a `PromptResponse`, and the unstable
+`CompactionUpdate`, `CompactionSummaryChunk` and `Notice` session updates, which a client asks for with
+`clientCapabilities.session.compaction` and `clientCapabilities.session.notices` (the caller checks,
+except `model_wait`, told which; these functions only build).
 
 Must not: decide which options exist or when to send anything.
 """
@@ -22,6 +24,8 @@ from .text import truncate_middle
 from .wire import (
     CompactionSummaryChunk,
     CompactionUpdate,
+    ConfigBoolean,
+    ConfigOption,
     ConfigOptionUpdate,
     ConfigSelect,
     ConfigSelectValue,
@@ -29,6 +33,7 @@ from .wire import (
     MessageChunk,
     ModelWait,
     Notice,
+    PromptUsage,
     TextContent,
 )
 
@@ -66,7 +71,18 @@ def config_select(
     }
 
 
-def config_option_update(options: list[ConfigSelect]) -> ConfigOptionUpdate:
+def config_boolean(option_id: str, name: str, description: str, current: bool) -> ConfigBoolean:
+    """One `boolean` config option (an on/off toggle)."""
+    return {
+        "id": option_id,
+        "name": name,
+        "description": description,
+        "type": "boolean",
+        "currentValue": current,
+    }
+
+
+def config_option_update(options: list[ConfigOption]) -> ConfigOptionUpdate:
     """ACP's `config_option_update`: the full set of options and their current values."""
     return {"sessionUpdate": "config_option_update", "configOptions": options}
 
@@ -74,6 +90,23 @@ def config_option_update(options: list[ConfigSelect]) -> ConfigOptionUpdate:
 def cost(amount: float, currency: str = "USD") -> Cost:
     """A `usage_update`'s cumulative `cost`."""
     return {"amount": round(amount, 6), "currency": currency}
+
+
+def prompt_usage(
+    input_tokens: int, output_tokens: int, total_tokens: int, *, thought: int = 0, cached_read: int = 0
+) -> PromptUsage:
+    """A `session/prompt` answer's `usage` (unstable); `thought` and `cached_read` are left out at 0 (no
+    response reported them)."""
+    usage: PromptUsage = {
+        "totalTokens": total_tokens,
+        "inputTokens": input_tokens,
+        "outputTokens": output_tokens,
+    }
+    if thought:
+        usage["thoughtTokens"] = thought
+    if cached_read:
+        usage["cachedReadTokens"] = cached_read
+    return usage
 
 
 def compaction_update(

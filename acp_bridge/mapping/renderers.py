@@ -191,7 +191,7 @@ def _search_text(view: SearchResultView, cwd: str) -> tuple[str, list[tuple[str,
         groups = [display_path(p, cwd) for p in view.paths]
         pairs = [(p, None) for p in view.paths]
         noun = "path" if view.total == 1 else "paths"
-        header = f"Found {view.total} {noun}" if view.total else "No files found."
+        header = f"Found {view.total:,} {noun}" if view.total else "No files found."
         listing = "\n".join(groups)
     else:
         listed_lines = sum(len(m.lines) for m in view.matches)
@@ -214,18 +214,29 @@ def _search_text(view: SearchResultView, cwd: str) -> tuple[str, list[tuple[str,
         files = len(view.matches)
         if not view.total and not view.matches:
             header = "No matches."
-        elif listed_lines:
+        elif listed_lines and view.truncated:
+            # The totals are the search's; the lines and files shown are said apart (the files of
+            # `matches` are only those shown).
+            found = f" in {_count(view.files, 'file')}" if view.files is not None else ""
             header = (
-                f"Found {view.total} {'match' if view.total == 1 else 'matches'} "
-                f"in {files} {'file' if files == 1 else 'files'}"
+                f"{_count(view.total, 'match')}{found}; showing the first {_count(shown, 'match')} "
+                f"in {_count(files, 'file')}"
             )
+        elif listed_lines:
+            header = f"Found {_count(view.total, 'match')} in {_count(files, 'file')}"
         else:
-            header = f"Found {view.total} {'result' if view.total == 1 else 'results'}"
+            header = f"Found {view.total:,} {'result' if view.total == 1 else 'results'}"
         listing = "\n\n".join(groups)
-    if view.truncated:
-        header += f" (showing {shown} of {view.total})"
+    if view.truncated and not (view.shape == "matches" and listed_lines):
+        header += f" (showing {shown:,} of {view.total:,})"
     text = header if not listing else f"{header}\n\n{fence(listing)}"
     return text, pairs
+
+
+def _count(n: int, noun: str) -> str:
+    """`n` with its noun, singular or plural ("1 file", "18,316 matches")."""
+    plural = noun + ("es" if noun.endswith("ch") else "s")
+    return f"{n:,} {noun if n == 1 else plural}"
 
 
 def _read_text(view: ReadResultView) -> str:

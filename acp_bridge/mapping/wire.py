@@ -2,7 +2,8 @@
 knows about the session and the client) and the size limits the other modules bound their output with.
 
 The shapes are the ACP `session/update` payloads the bridge emits (`Update`, their union), the `toolCall`
-and the options of `session/request_permission`, and the pieces they are made of: tool call content, diff
+and the options of `session/request_permission`, a `session/prompt` answer's `usage`, and the pieces
+they are made of: tool call content, diff
 and terminal blocks, locations, the `_meta` conventions and the bridge's `rawOutput` summary. They follow
 the ACP schema (https://agentclientprotocol.com/protocol/schema) field for field, in wire spelling
 (camelCase); `total=False` / `NotRequired` marks what an update may leave out. Every face reads updates
@@ -317,11 +318,26 @@ class ConfigSelect(TypedDict):
     options: list[ConfigSelectValue]
 
 
+class ConfigBoolean(TypedDict):
+    """A `boolean` session config option (ACP `SessionConfigOption`, an on/off toggle): only for a client
+    that advertised `clientCapabilities.session.configOptions.boolean`. No `category`: ACP's are for
+    the mode, model and thought-level pickers."""
+
+    id: str
+    name: str
+    description: str
+    type: Literal["boolean"]
+    currentValue: bool
+
+
+ConfigOption = ConfigSelect | ConfigBoolean
+
+
 class ConfigOptionUpdate(TypedDict):
     """`config_option_update`: the full set of options and their current values."""
 
     sessionUpdate: Literal["config_option_update"]
-    configOptions: list[ConfigSelect]
+    configOptions: list[ConfigOption]
 
 
 class CompactionUpdate(TypedDict):
@@ -410,6 +426,22 @@ Update = (
     | SessionInfoUpdate
 )
 """The `update` object of a `session/update` notification: every shape the bridge emits."""
+
+
+# --- request answers -----------------------------------------------------------------------------------
+
+
+class PromptUsage(TypedDict):
+    """A `session/prompt` answer's `usage` (ACP `Usage`, unstable): the tokens the backend reported for
+    every model request of the prompt. `outputTokens` includes `thoughtTokens`, and `inputTokens`
+    includes `cachedReadTokens`, as OpenAI-compatible endpoints count them; those two are sent only when
+    some response reported them."""
+
+    totalTokens: int
+    inputTokens: int
+    outputTokens: int
+    thoughtTokens: NotRequired[int]
+    cachedReadTokens: NotRequired[int]
 
 
 # --- permission requests -------------------------------------------------------------------------------

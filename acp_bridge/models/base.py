@@ -145,12 +145,14 @@ class ToolCallStarted:
 @dataclass(frozen=True, slots=True)
 class Usage:
     """What one response cost in tokens, as the backend reported it. `cached_input_tokens` is the part of
-    `input_tokens` served from the provider's prompt cache (billed at a lower price where one is known)."""
+    `input_tokens` served from the provider's prompt cache (billed at a lower price where one is known);
+    `reasoning_tokens` the part of `output_tokens` the model spent reasoning."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     total_tokens: int = 0
     cached_input_tokens: int = 0
+    reasoning_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -186,9 +186,15 @@ def _parse_usage(usage: Mapping[str, Any]) -> Usage:
     cached = details.get("cached_tokens") if isinstance(details, Mapping) else None
     if not isinstance(cached, int) or isinstance(cached, bool):
         cached = count("prompt_cache_hit_tokens")
+    # The completion tokens spent reasoning: OpenAI's `completion_tokens_details.reasoning_tokens`.
+    details = usage.get("completion_tokens_details")
+    reasoning = details.get("reasoning_tokens") if isinstance(details, Mapping) else None
+    if not isinstance(reasoning, int) or isinstance(reasoning, bool):
+        reasoning = 0
     return Usage(
         input_tokens=input_tokens,
         output_tokens=output_tokens,
         total_tokens=count("total_tokens") or input_tokens + output_tokens,
         cached_input_tokens=max(0, min(cached, input_tokens)),
+        reasoning_tokens=max(0, min(reasoning, output_tokens)),
     )

@@ -412,8 +412,12 @@ def _open_store(state: Path, *, keep_history: bool) -> SessionStore | None:
     from acp_bridge.history.store import (
         SessionStore,  # only when history is kept: a --no-history run never imports it
     )
+    from acp_bridge.runtime.stdio import set_output_barrier
 
-    return SessionStore(state)
+    store = SessionStore(state)
+    # The log's queued lines reach the disk before any frame that could tell a client about them.
+    set_output_barrier(store.flush)
+    return store
 
 
 def claim_and_set_up(args: argparse.Namespace) -> tuple[Stdio, CoreSetup]:

@@ -7,7 +7,9 @@ import included) and hands the descriptors to its server.
 
 `FrameWriter` is the one writer of the output descriptor: frames leave in the order `send` (a JSON
 message, newline-terminated) or `send_bytes` (a frame the face encoded itself, such as LSP's
-Content-Length framing) was called; a full pipe never blocks the event loop. `LineReader` reads
+Content-Length framing) was called; a full pipe never blocks the event loop. Before any frame is
+written, the process's output barrier runs (`set_output_barrier`: the session log's queued lines go to
+disk first, so a client is never told about an event its log could still lose). `LineReader` reads
 newline-terminated frames of up to `max_line` bytes (default 64 MiB); a longer one is discarded and
 reported as `TOO_LONG`. Input the event loop cannot watch (`watchable`: a regular file, /dev/null) is
 read by a thread.
@@ -38,6 +40,26 @@ READ_CHUNK = 256 * 1024
 # Above this many queued bytes `drain()` waits for the client to read (the transport's high-water mark).
 _HIGH_WATER = 4 * 1024 * 1024
 _LOW_WATER = 1024 * 1024
+
+
+# What runs before any frame leaves the process: the session store's `flush`, installed by the core's
+# set-up (`boot`). One per process, as the output is; None: nothing to do.
+_output_barrier: Callable[[], None] | None = None
+
+
+def set_output_barrier(barrier: Callable[[], None] | None) -> None:
+    """Run `barrier` before every write of frames to the output, from now on (None: no more)."""
+    global _output_barrier
+    _output_barrier = barrier
+
+
+def _before_output() -> None:
+    barrier = _output_barrier
+    if barrier is not None:
+        try:
+            barrier()
+        except Exception:  # a failing barrier must not stop the frames: it logs its own troubles
+            log.exception("the output barrier failed")
 
 
 def claim_stdio() -> Stdio:
@@ -169,6 +191,7 @@ class FrameWriter:
         self._batch_size = 0
         if self.closed or self._transport is None:
             return
+        _before_output()
         try:
             self._transport.write(data)
         except (OSError, RuntimeError) as exc:
@@ -176,6 +199,7 @@ class FrameWriter:
             self._lost()
 
     def _write_sync(self, data: bytes) -> None:
+        _before_output()
         view = memoryview(data)
         try:
             while view:

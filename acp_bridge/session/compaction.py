@@ -1,6 +1,7 @@
 """Compaction: when the context fills up (`--compact-at`, 80% of the window by default) or the user sends
 `/compact [focus]`, the older conversation is replaced by a summary the model writes, and the session
-continues on the summary plus the recent messages.
+continues on the summary plus the recent messages. A session whose `auto_compact` config option is off
+compacts only on `/compact`.
 
 What is kept (`split_point`): the most recent messages that fit in a quarter of the window (an estimate,
 `models.estimate_tokens`), or for `/compact` the last user turn, cut only where no tool call is separated
@@ -248,9 +249,11 @@ class Compactor:
         self.suppressed = False
 
     def due(self) -> bool:
-        if self.compact_at is None or self.suppressed:
-            return False
+        """A threshold compaction is due: the context reached `compact_at` and the session's auto-compaction
+        is on (`config_options.AUTO_COMPACT`)."""
         controls = self.host.controls
+        if self.compact_at is None or self.suppressed or not controls.auto_compact:
+            return False
         fill = controls.meter.fill(controls.info)
         return fill is not None and fill >= self.compact_at
 

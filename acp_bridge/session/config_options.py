@@ -1,5 +1,6 @@
-"""A session's config options (ACP `configOptions`): the permission mode, the model, and the thinking effort
-when the selected model takes one, with the state behind the last two.
+"""A session's config options (ACP `configOptions`): the permission mode, the model, the thinking effort
+when the selected model takes one, and auto-compaction for a client that takes boolean options, with the
+state behind the last three.
 
 `session/new`, `session/load` (and `session/resume`) answer `options()`; `session/set_config_option`,
 `session/set_mode` and `/mode` change them, and the session then sends a `config_option_update` whoever
@@ -8,9 +9,13 @@ changed what. Options, in this order:
   session's permissions);
 - `model` (category `model`): the catalog's models (`models.catalog`), the configured one first;
 - `thought_level` (category `thought_level`): the model's reasoning efforts, only while the selected
-  model takes one; `medium` (the API's default) until the user picks another.
-The model and the effort are per session, logged on each change (`ConfigChanged`) and restored by
-`session/load` when the model is still offered.
+  model takes one; `medium` (the API's default) until the user picks another;
+- `auto_compact` (type `boolean`, no category): whether the session compacts by itself once its context
+  reaches `--compact-at` (off: only `/compact` does); on until the user turns it off. Offered only to a
+  client that advertised `clientCapabilities.session.configOptions.boolean`; for any other it stays on,
+  whatever a log says, since that client could not turn it back on.
+The model, the effort and auto-compaction are per session, logged on each change (`ConfigChanged`) and
+restored by `session/load` (and resume, fork), the model when it is still offered.
 
 Must not: know the transport, or send anything (the session sends what `options()` describes).
 """
@@ -30,17 +35,21 @@ from acp_bridge.session.usage import UsageMeter
 MODE: Final = "mode"
 MODEL: Final = "model"
 THOUGHT_LEVEL: Final = "thought_level"
+AUTO_COMPACT: Final = "auto_compact"
 
 _EFFORT_NAMES: Final = {"minimal": "Minimal", "low": "Low", "medium": "Medium", "high": "High"}
 
 
 class SessionControls:
-    """One session's model, thinking effort and usage meter."""
+    """One session's model, thinking effort, auto-compaction and usage meter. `boolean_options`: the
+    client takes boolean config options (so `auto_compact` is offered, and may be off)."""
 
-    def __init__(self, catalog: ModelCatalog) -> None:
+    def __init__(self, catalog: ModelCatalog, *, boolean_options: bool = False) -> None:
         self.catalog = catalog
         self.model = catalog.default
         self.effort: str | None = None  # the user's pick; None: the model's default
+        self.boolean_options = boolean_options
+        self.auto_compact = True
         self.meter = UsageMeter()
 
     @property
@@ -63,9 +72,9 @@ class SessionControls:
 
     # --- the options ----------------------------------------------------------------------------------
 
-    def options(self, mode: str) -> list[mapping.ConfigSelect]:
+    def options(self, mode: str) -> list[mapping.ConfigOption]:
         """Every config option with its current value (`mode` is the session's permission mode)."""
-        listed = [
+        listed: list[mapping.ConfigOption] = [
             mapping.config_select(
                 MODE,
                 "Permission mode",
@@ -95,13 +104,28 @@ class SessionControls:
                     ((e, _EFFORT_NAMES.get(e, e.title()), None) for e in info.efforts),
                 )
             )
+        if self.boolean_options:
+            listed.append(
+                mapping.config_boolean(
+                    AUTO_COMPACT,
+                    "Auto-compact",
+                    "Summarize the older conversation by itself when the context fills up (off: only "
+                    "/compact does).",
+                    self.auto_compact,
+                )
+            )
         return listed
 
     def update(self, mode: str) -> Update:
         return mapping.config_option_update(self.options(mode))
 
     def ids(self) -> list[str]:
-        return [MODE, MODEL, *([THOUGHT_LEVEL] if self.info.efforts else [])]
+        return [
+            MODE,
+            MODEL,
+            *([THOUGHT_LEVEL] if self.info.efforts else []),
+            *([AUTO_COMPACT] if self.boolean_options else []),
+        ]
 
     # --- changes ---------------------------------------------------------------------------------------
 
@@ -125,13 +149,24 @@ class SessionControls:
             )
         self.effort = str(value)
 
+    def set_auto_compact(self, value: object) -> None:
+        """Turn auto-compaction on or off. Raises InvalidParams for a value that is not a boolean."""
+        if not isinstance(value, bool):
+            raise InvalidParams(
+                f'{AUTO_COMPACT} is a boolean option: its value must be true or false (type "boolean"), '
+                f"got {quoted(value)}"
+            )
+        self.auto_compact = value
+
     def record(self) -> ConfigChanged:
-        return ConfigChanged(self.model, self.effort)
+        return ConfigChanged(self.model, self.effort, self.auto_compact)
 
     def restore(self, stored: ConfigChanged | None) -> str | None:
         """Take back a logged choice; a note for the user when its model is no longer offered."""
         if stored is None:
             return None
+        if self.boolean_options:
+            self.auto_compact = stored.auto_compact
         if stored.model is not None and stored.model != self.model:
             if self.catalog.get(stored.model) is None:
                 return (

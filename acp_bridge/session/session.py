@@ -6,8 +6,8 @@ that each do one job:
 - its `SessionApprovals` (`approvals`): mode and remembered rules (logged on each change, so `session/load`
   restores them), and the permission questions and `ask_user` questions it puts to the user;
 - its `SlashCommands` (`commands`) and its `SessionTitle` (`title`);
-- its model controls (`config_options`: model, thinking effort, usage meter) and its `Compactor`
-  (`/compact` runs as the prompt's work, a threshold compaction between a turn's steps);
+- its model controls (`config_options`: model, thinking effort, auto-compaction, usage meter) and its
+  `Compactor` (`/compact` runs as the prompt's work, a threshold compaction between a turn's steps);
 - its MCP servers (`mcp`, started by the manager, stopped with the session) and its background processes
   and scratch files (`processes.SessionResources`).
 
@@ -163,7 +163,7 @@ class Session:
         self.context = SessionContext(self)
         services[INSTRUCTIONS_SERVICE] = self.context
         self.agent = Agent(id=session_id, cwd=cwd, roots=roots, services=services)
-        self.controls = SessionControls(manager.catalog)
+        self.controls = SessionControls(manager.catalog, boolean_options=caps.config_boolean)
         self.compactor = Compactor(self, manager.config.compact_at)
         self.commands = SlashCommands(self)
         self.title_info = SessionTitle(self)  # what `session/list` shows
@@ -268,6 +268,7 @@ class Session:
                 "session/cancel first"
             )
         prompt = self.read(blocks)
+        self.controls.meter.begin_prompt()  # the answer's `usage` counts this prompt's requests only
         text = prompt.text
         compact_focus = compact_command(text) if not prompt.images else None
         if text.startswith("/") and compact_focus is None and not prompt.images:
@@ -282,6 +283,11 @@ class Session:
             return await self._run_turn(init_command.expand(prompt), self.vision, compact_focus)
         finally:
             self.tell_info(activity=True)
+
+    def prompt_usage(self) -> mapping.PromptUsage | None:
+        """The tokens of the last prompt's model requests (its steps, and a compaction it ran), as its
+        answer's `usage`; None when none reported usage."""
+        return self.controls.meter.prompt.usage()
 
     @property
     def vision(self) -> bool:
@@ -365,13 +371,14 @@ class Session:
         them."""
         self.send(self.available_commands_update())
 
-    # --- config options (model, thinking effort), usage and compaction -------------------------------
+    # --- config options (model, thinking effort, auto-compaction), usage and compaction ---------------
 
-    def config_options(self) -> list[mapping.ConfigSelect]:
-        """ACP `configOptions`: the mode, the model and (for a model that takes one) the thinking effort."""
+    def config_options(self) -> list[mapping.ConfigOption]:
+        """ACP `configOptions`: the mode, the model, (for a model that takes one) the thinking effort and
+        (for a client that takes boolean options) auto-compaction."""
         return self.controls.options(self.permissions.mode)
 
-    def set_config_option(self, config_id: object, value: object) -> list[mapping.ConfigSelect]:
+    def set_config_option(self, config_id: object, value: object) -> list[mapping.ConfigOption]:
         """Change one option (`session/set_config_option`, the LSP face's command); the client is sent a
         `config_option_update`, and the full set is returned. Raises InvalidParams for an unknown option
         or value."""
@@ -384,6 +391,8 @@ class Session:
             self.controls.set_model(value)
         elif config_id == config_options.THOUGHT_LEVEL and self.controls.info.efforts:
             self.controls.set_thought_level(value)
+        elif config_id == config_options.AUTO_COMPACT and self.controls.boolean_options:
+            self.controls.set_auto_compact(value)
         else:
             options = ", ".join(self.controls.ids())
             raise InvalidParams(f"unknown config option {quoted(config_id)}; this session has: {options}")
@@ -407,8 +416,9 @@ class Session:
     async def compact(
         self, history: list[Message], signal: CancelSignal, *, focus: str | None = None, forced: bool = False
     ) -> None:
-        """`TurnHost.compact`: `/compact` always; otherwise once the context reached `--compact-at`. A failed
-        threshold compaction is reported and the turn goes on with the full context."""
+        """`TurnHost.compact`: `/compact` always; otherwise once the context reached `--compact-at`, unless
+        the user turned auto-compaction off. A failed threshold compaction is reported and the turn goes on
+        with the full context."""
         if forced:
             await self.compactor.run(history, signal, trigger="command", focus=focus)
             return

@@ -64,20 +64,28 @@ class SteeringHost(Protocol):
 
     async def prompt(self, blocks: object) -> StopReason: ...
 
+    def prompt_usage(self) -> mapping.PromptUsage | None:
+        """The tokens of the prompt that ran last (or runs), as its answer's `usage`."""
+        ...
+
     def send(self, update: Update) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
 class PromptAnswer:
-    """What a `session/prompt` is answered: its stop reason, and whether it joined another prompt's
-    turn."""
+    """What a `session/prompt` is answered: its stop reason, whether it joined another prompt's turn, and
+    the tokens of the turn it ran in (gaps: ACP's unstable `usage`; a steered prompt's is its turn's, the
+    figures the prompt that started that turn answers too), when the model reported any."""
 
     stop_reason: StopReason
     steered: bool = False
+    usage: mapping.PromptUsage | None = None
 
     def response(self) -> dict[str, Any]:
         """ACP's `PromptResponse`."""
         out: dict[str, Any] = {"stopReason": self.stop_reason}
+        if self.usage is not None:
+            out["usage"] = self.usage
         if self.steered:
             out["_meta"] = {"acpBridge": {"steered": True}}
         return out
@@ -91,6 +99,7 @@ class _Steer:
     # The turn's stop reason once it ended (or `cancelled`); None: run it as the next prompt.
     answer: asyncio.Future[StopReason | None]
     taken: bool = False  # the running turn took it
+    usage: mapping.PromptUsage | None = None  # gaps: the turn's tokens, once it ended
 
     @property
     def command(self) -> bool:
@@ -145,7 +154,7 @@ class SessionSteering:
         (`client_message_id`). Raises as `Session.prompt` does."""
         host = self._host
         if not host.busy:
-            return PromptAnswer(await host.prompt(blocks))
+            return await self._run(blocks)
         prompt = host.read(blocks)
         message_id = message_id or f"msg_{uuid.uuid4().hex}"
         while True:
@@ -160,7 +169,7 @@ class SessionSteering:
                 self._forget(steer)
                 raise
             if stop is not None:
-                return PromptAnswer(stop, steered=steer.taken)
+                return PromptAnswer(stop, steered=steer.taken, usage=steer.usage)
             if not host.busy:
                 # The next prompt: shown where it starts, as a steered one is where it joins.
                 for chunk in mapping.user_prompt_chunks(
@@ -171,17 +180,25 @@ class SessionSteering:
                     max_bytes=host.wire.max_update_bytes,
                 ):
                     host.send(chunk)
-                return PromptAnswer(await host.prompt(blocks))
+                return await self._run(blocks)
             # Another prompt started first (an earlier one left over, or a new request): steer into it.
+
+    async def _run(self, blocks: object) -> PromptAnswer:
+        """Run `blocks` as the session's prompt; its answer, with its tokens (read before anything else
+        can start another prompt)."""
+        stop = await self._host.prompt(blocks)
+        return PromptAnswer(stop, usage=self._host.prompt_usage())
 
     def turn_ended(self, stop: StopReason | None, error: BaseException | None = None) -> None:
         """The running turn ended with `stop` (or failed with `error`): answer the prompts it took with
         the same, and release the others to run as the next prompt (`cancelled` when it was cancelled)."""
         joined, self._joined = self._joined, []
         cancelled = stop == "cancelled" or isinstance(error, asyncio.CancelledError)
+        usage = self._host.prompt_usage()  # gaps: the turn's tokens, for the prompts it took
         for steer in joined:
             if steer.answer.done():
                 continue
+            steer.usage = usage
             if error is None or cancelled:
                 steer.answer.set_result("cancelled" if cancelled else stop)
             else:

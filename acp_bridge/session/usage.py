@@ -10,10 +10,17 @@ and said to be left out (`_meta.acpBridge.unpricedResponses`). A compaction's su
 but says nothing of the session's context. `UsageReported` keeps the figures in the session log, so a
 reloaded session shows the same gauge and cost.
 
+A prompt's own tokens (`PromptTokens`, the `usage` of its `session/prompt` answer) add up every model
+request made while it ran: each step of its turn, and a compaction's summary request, threshold or
+`/compact` (tokens the prompt spent, though they never fill the context). None when no request reported
+usage (a model without usage, a slash command).
+
 Must not: estimate tokens for the client; every figure sent is the backend's.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from acp_bridge import mapping
 from acp_bridge.client.channel import Update
@@ -33,6 +40,38 @@ def response_cost(usage: Usage, price: Price) -> float:
     ) / 1_000_000
 
 
+@dataclass(slots=True)
+class PromptTokens:
+    """The tokens of one prompt's model requests, summed; `responses` counts those that reported usage."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+    cached_input_tokens: int = 0
+    reasoning_tokens: int = 0
+    responses: int = 0
+
+    def add(self, usage: Usage) -> None:
+        self.input_tokens += usage.input_tokens
+        self.output_tokens += usage.output_tokens
+        self.total_tokens += usage.total_tokens or usage.input_tokens + usage.output_tokens
+        self.cached_input_tokens += usage.cached_input_tokens
+        self.reasoning_tokens += usage.reasoning_tokens
+        self.responses += 1
+
+    def usage(self) -> mapping.PromptUsage | None:
+        """The answer's `usage`, or None when no request reported any."""
+        if not self.responses:
+            return None
+        return mapping.prompt_usage(
+            self.input_tokens,
+            self.output_tokens,
+            self.total_tokens,
+            thought=self.reasoning_tokens,
+            cached_read=self.cached_input_tokens,
+        )
+
+
 class UsageMeter:
     """One session's usage. `used` is None until a response reported usage, and again after a compaction
     (the new context's size is known at its next response)."""
@@ -43,10 +82,16 @@ class UsageMeter:
         self.currency = "USD"
         self.priced = 0
         self.unpriced = 0
+        self.prompt = PromptTokens()  # the running (or last) prompt's
+
+    def begin_prompt(self) -> None:
+        """A prompt starts: its tokens count from zero."""
+        self.prompt = PromptTokens()
 
     def add(self, usage: Usage, model: ModelInfo, *, in_context: bool = True) -> None:
         """Account for one response of `model`; `in_context` False for a request outside the conversation
-        (a compaction's summary), which costs but does not fill the context."""
+        (a compaction's summary), which costs but does not fill the context. Both count as the prompt's."""
+        self.prompt.add(usage)
         if in_context:
             self.used = usage.input_tokens + usage.output_tokens
         if model.price is None:

@@ -7,8 +7,9 @@ The core is held back by `gated_tools` (an `--extra-tools` module whose import w
 opens its gate), so each check looks at the bridge while its core is provably still loading.
 `fixtures/cold_start.json` holds what the bridge answered when it loaded the core before serving,
 recorded from that code with these same requests: each `initialize` answer, byte for byte, and the
-frames answering a batch of requests written at once right after spawn. (One edit since: the `fork`
-session capability, added with `session/fork`, and `systemPrompt`, added with project instructions.)
+frames answering a batch of requests written at once right after spawn. (Edits since: the `fork`
+session capability, added with `session/fork`; `systemPrompt`, added with project instructions; and
+`title`, added with `session/set_title`.)
 """
 
 from __future__ import annotations

@@ -102,6 +102,7 @@ def _bad_params(session_id: str, workspace: Path) -> list[tuple[str, Any, str]]:
         ("session/set_mode", {"sessionId": session_id, "modeId": ["plan"]}, "modeId"),
         ("session/set_config_option", {"sessionId": session_id, "configId": "mode", "value": 1}, "value"),
         ("session/close", {"sessionId": {"id": 1}}, "sessionId"),
+        ("session/set_title", {"sessionId": session_id}, "title"),
         ("_acpBridge/setSessionTitle", {"sessionId": session_id, "title": " "}, "title"),
         ("_acpBridge/listRules", {"sessionId": 1}, "sessionId"),
         ("_acpBridge/forgetRules", {"sessionId": session_id, "number": -1}, "number"),

@@ -207,3 +207,60 @@ async def test_a_session_without_a_prompt_is_never_listed_but_resumes_and_loads_
     assert "modes" in loaded
     listed = await later.conn.list_sessions(cwd=str(workspace))
     assert sorted(info.session_id for info in listed.sessions) == sorted([used, unprompted[0]])
+
+
+async def test_a_bridge_killed_mid_turn_leaves_a_whole_log_with_everything_it_told_and_changed(
+    bridges: StartBridge, tmp_path: Path, workspace: Path
+) -> None:
+    # The log is written in groups (one write per loop iteration, before the frames about it): a SIGKILL
+    # at any moment must leave whole lines, a result for every card the client saw completed, and a
+    # commit for every file changed on disk; and the log must load.
+    state = tmp_path / "state"
+    steps, reads = 40, 8
+    for i in range(reads):
+        (workspace / f"r{i}.txt").write_text(f"read me {i}\n")
+    for k in range(steps):
+        (workspace / f"w{k}.txt").write_text("old\n")
+    turn = [
+        {"tool_calls": [*({"id": f"s{k}r{i}", "name": "read", "arguments": {"file_path": f"r{i}.txt"}}
+                          for i in range(reads)),
+                        {"id": f"s{k}w", "name": "write",
+                         "arguments": {"file_path": f"w{k}.txt", "content": f"new {k}\n"}}]}
+        for k in range(steps)
+    ]  # fmt: skip
+    script = write_script(tmp_path / "script.json", [[*turn, {"text": "never reached"}]])
+    live = await bridges("--state-dir", str(state), "--mode", "accept_edits", model=script)
+    await live.initialize()
+    session_id = await live.new_session(workspace)
+    prompt = asyncio.ensure_future(live.prompt(session_id, "Read and write", within=120))
+
+    def completed() -> set[str]:
+        return {u["toolCallId"] for u in live.updates(session_id) if u.get("status") == "completed"}
+
+    await live.wait_for(lambda: len(completed()) >= 100 or prompt.done(), within=60)
+    assert not prompt.done()
+    live.proc.kill()  # SIGKILL, mid-turn: no shutdown code runs
+    await live.proc.wait()
+    prompt.cancel()
+    with contextlib.suppress(BaseException):
+        await prompt
+    seen = completed()
+
+    raw = (state / "sessions" / f"{session_id}.jsonl").read_bytes()
+    *whole, last = raw.split(b"\n")
+    events = [json.loads(line) for line in whole]  # every line whole...
+    # ...and the log ends with a line feed, unless the kill landed inside a write() (Linux ends a write at
+    # a page boundary for a fatal signal): that line is skipped on load, and held nothing the client saw.
+    assert last == b"" or not any(call_id.encode() in last for call_id in seen)
+    results = {e["callId"] for e in events if e["type"] == "tool/result"}
+    commits = {e["callId"] for e in events if e["type"] == "tool/commit"}
+    assert seen <= results, sorted(seen - results)[:5]
+    changed = {f"s{k}w" for k in range(steps) if (workspace / f"w{k}.txt").read_text() != "old\n"}
+    assert changed and changed <= commits, sorted(changed - commits)[:5]
+    assert len(seen) < steps * (reads + 1)  # it really was killed mid-turn
+
+    again = await bridges("--state-dir", str(state), model=script)
+    await again.initialize()
+    await again.conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+    replayed = {u["toolCallId"] for u in again.updates(session_id) if u.get("status") == "completed"}
+    assert seen <= replayed

@@ -4,6 +4,7 @@ glob and ignore-rule translation it shares with grep's Python backend."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +102,75 @@ async def test_no_match_missing_dir_and_cards(session: Session) -> None:
     assert session.call_card("glob", {"pattern": "*.md", "path": "/w/docs"}) == GenericCallView(
         title='Find "*.md" in /w/docs', kind="search"
     )
+
+
+HAS_RG = shutil.which("rg") is not None
+
+
+def build_tree(root: Path) -> None:
+    """Ignore files at two levels, re-included and hidden files, symbolic links, odd names."""
+    files = {
+        ".gitignore": "dist/\n*.log\n!keep.log\n!.keep.py\n/rootonly.py\n",
+        ".ignore": "*.tmp\n",
+        "a.py": "", "b.py": "", "c.txt": "", "keep.log": "", "app.log": "", "x.tmp": "", "rootonly.py": "",
+        ".x.py": "", ".keep.py": "", ".hid/h.py": "", ".github/workflows/ci.yml": "",
+        "dist/bundle.py": "", "src/a.py": "", "src/b.txt": "", "src/rootonly.py": "", "src/a,b.txt": "",
+        "src/sub/.gitignore": "gen*.py\n!gen_keep.py\n", "src/sub/gen1.py": "", "src/sub/gen_keep.py": "",
+        "src/sub/deep/z.py": "", "ünï/ß.py": "",
+    }  # fmt: skip
+    for mtime, (name, body) in enumerate(sorted(files.items()), start=1_000):
+        touch(root, name, mtime % 1_007)  # ties too: then by path
+        (root / name).write_text(body)
+        os.utime(root / name, (mtime % 1_007, mtime % 1_007))
+    (root / ".git").mkdir()
+    (root / ".git" / "config.py").write_text("")
+    (root / "link.py").symlink_to(root / "a.py")
+    (root / "srclink").symlink_to(root / "src")
+
+
+GLOB_CASES = [
+    "**/*.py", "*.py", "src/**/*.{py,txt}", "**/.*.py", ".github/**/*.yml", "**", "src/**", "**/[ab].py",
+    "**/*.log", "**/?.py", "src/*", "**/gen*.py", "*.{py,log}", "**/a,b.txt", "**/.*", ".*/**",
+    "src/sub/*.py", "ünï/*.py", "**/*.tmp", "**/z.py",
+]  # fmt: skip
+
+
+@pytest.mark.skipif(not HAS_RG, reason="ripgrep is not on PATH: nothing to compare the Python walk with")
+@pytest.mark.parametrize("pattern", GLOB_CASES)
+async def test_both_backends_agree(make_session: Any, pattern: str) -> None:
+    fast, slow = make_session(grep_backend="ripgrep"), make_session(grep_backend="python")
+    build_tree(fast.cwd)
+
+    with_rg = await fast.run("glob", {"pattern": pattern})
+    walked = await slow.run("glob", {"pattern": pattern})
+
+    assert not with_rg.is_error and not walked.is_error
+    assert with_rg.value == walked.value
+    assert with_rg.meta["total"] == len(with_rg.meta["paths"])  # the tree holds fewer than 100
+
+
+async def test_the_tree_is_filtered_as_ripgrep_would(make_session: Any) -> None:
+    session = make_session(grep_backend="python")
+    build_tree(session.cwd)
+
+    result = await session.run("glob", {"pattern": "**/*.py"})
+
+    shown = sorted(str(Path(p).relative_to(session.cwd)) for p in result.meta["paths"])
+    assert shown == [".keep.py", "a.py", "b.py", "src/a.py", "src/rootonly.py", "src/sub/deep/z.py",
+                     "src/sub/gen_keep.py", "ünï/ß.py"]  # fmt: skip
+
+
+async def test_the_total_counts_every_match_beyond_the_cap(make_session: Any) -> None:
+    session = make_session()
+    for i in range(250):
+        touch(session.cwd, f"d{i % 3}/f{i:03d}.py", 5_000 + i)
+
+    result = await session.run("glob", {"pattern": "**/*.py"})
+
+    assert result.meta["total"] == 250 and len(result.meta["paths"]) == 100
+    assert "Showing the 100 most recently modified of 250 files" in text_of(result)
+    card = session.result_card("glob", {"pattern": "**/*.py"}, result)
+    assert isinstance(card, SearchResultView) and card.total == 250 and card.truncated
 
 
 @pytest.mark.parametrize(

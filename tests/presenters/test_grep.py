@@ -140,10 +140,70 @@ async def test_head_limit_truncates_and_says_so(make_session: Any, backend: str)
     session, result = await grep(make_session, backend, args)
 
     assert result.meta["truncated"] is True and result.meta["total"] == 28
+    assert result.meta["total_files"] == 1
     assert [x["number"] for f in result.meta["files"] for x in f["lines"]] == [1, 2, 3, 4]
-    assert "(Showing 4 of 28 matching lines" in text_of(result)
+    assert "(28 matching lines in 1 file; showing the first 4 in 1 file." in text_of(result)
     card = session.result_card("grep", args, result)
-    assert isinstance(card, SearchResultView) and card.truncated and card.total == 28
+    assert isinstance(card, SearchResultView) and card.truncated and card.total == 28 and card.files == 1
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("output_mode", ["content", "files_with_matches", "count"])
+async def test_totals_are_the_searchs_not_what_is_shown(
+    make_session: Any, backend: str, output_mode: str
+) -> None:
+    # Three files of 150 matching lines each: the first 200 lines shown are in two of them.
+    session = make_session(grep_backend=backend)
+    for name in ("c.txt", "a.txt", "b.txt"):
+        (session.cwd / name).write_text("".join(f"needle {i}\nhay\n" for i in range(150)))
+    limit = {"content": 200, "files_with_matches": 2, "count": 2}[output_mode]
+    args = {"pattern": "needle", "output_mode": output_mode, "head_limit": limit}
+
+    result = await session.run("grep", args)
+
+    meta = result.meta
+    assert meta["total_files"] == 3 and meta["truncated"] is True
+    assert [Path(f["path"]).name for f in meta["files"]] == ["a.txt", "b.txt"]
+    if output_mode == "content":
+        assert meta["total"] == 450
+        assert [len(f["lines"]) for f in meta["files"]] == [150, 50]
+        assert text_of(result).endswith(
+            "(450 matching lines in 3 files; showing the first 200 in 2 files. Narrow the search with path "
+            "or glob, or raise head_limit.)"
+        )
+        card = session.result_card("grep", args, result)
+        assert isinstance(card, SearchResultView)
+        assert (card.total, card.files, card.truncated) == (450, 3, True)
+    else:
+        assert meta["total"] == 3
+        assert "(Showing 2 of 3 files;" in text_of(result)
+    if output_mode == "count":
+        assert text_of(result).splitlines()[:2] == ["a.txt:150", "b.txt:150"]
+        assert "450 matching lines in 3 files." in text_of(result)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+async def test_many_files_in_any_order_come_back_in_path_order(make_session: Any, backend: str) -> None:
+    # Enough files that ripgrep's threads finish them out of order; nested names where path order and
+    # string order differ ("a/b" before "a-b").
+    session = make_session(grep_backend=backend)
+    names = [f"d{i % 7}/f{i:03d}.txt" for i in range(300)] + ["a/b.txt", "a-b.txt", "a.txt"]
+    for name in names:
+        path = session.cwd / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("needle\n" * 3)
+    expected = sorted(names, key=lambda n: n.split("/"))
+
+    listed = await session.run("grep", {"pattern": "needle", "head_limit": 5000})
+    content = await session.run("grep", {"pattern": "needle", "output_mode": "content", "head_limit": 30})
+
+    assert [display(session, f["path"]) for f in listed.meta["files"]] == expected
+    assert [display(session, f["path"]) for f in content.meta["files"]] == expected[:10]
+    assert content.meta["total"] == 3 * len(names) and content.meta["total_files"] == len(names)
+
+
+def display(session: Session, path: str) -> str:
+    return str(Path(path).relative_to(session.cwd))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -1,12 +1,18 @@
 """JSON Schemas of the ACP v1 shapes the installed Python SDK (0.12.1) does not know yet, transcribed from
 `@agentclientprotocol/sdk` 2.4.0 (`dist/v1/schema/types.gen.d.ts`, the types the VS Code extension
-compiles against): the `notice`, `compaction_update` and `compaction_summary_chunk` session updates, and
-`AuthMethod` (an `agent` method has no `type`, or `type: "agent"`; a `terminal` one has `type: "terminal"`),
-and `ToolCall.name` (the tool's programmatic name; the SDK's pydantic models ignore a field they do not
-know, so the harness checks it here: the bridge sends it on every `tool_call` and permission request).
+compiles against, and `dist/v1/unstable/schema/types.gen.d.ts` for the unstable methods): the `notice`,
+`compaction_update` and `compaction_summary_chunk` session updates, and `AuthMethod` (an `agent` method
+has no `type`, or `type: "agent"`; a `terminal` one has `type: "terminal"`), and `ToolCall.name` (the
+tool's programmatic name; the SDK's pydantic models ignore a field they do not know, so the harness checks
+it here: the bridge sends it on every `tool_call` and permission request).
 
-The harness validates every such frame the bridge sends against these (`validate_update`), as it
-validates every other frame against the SDK's pydantic models.
+Answers too (`answer_problems`): `session/set_title`'s (`SetSessionTitleResponse`, unknown to the SDK),
+`sessionCapabilities.title` in `initialize`'s (`SessionTitleCapabilities`, a field the SDK drops), and a
+`session/prompt` answer's `usage` (`Usage`: the SDK has it, but its model turns a malformed one into None
+without a word, so it is checked strictly here).
+
+The harness validates every such frame the bridge sends against these (`validate_update`,
+`answer_problems`), as it validates every other frame against the SDK's pydantic models.
 """
 
 from __future__ import annotations
@@ -96,6 +102,65 @@ AUTH_METHOD = {
     ]
 }
 
+_COUNT = {"type": "integer", "minimum": 0}
+_OPTIONAL_COUNT = {"anyOf": [_COUNT, {"type": "null"}]}
+
+# `null` too (`usage?: Usage | null`); the object keywords apply to an object only, so a bad field is named.
+USAGE = {
+    "type": ["object", "null"],
+    "properties": {
+        "totalTokens": _COUNT,
+        "inputTokens": _COUNT,
+        "outputTokens": _COUNT,
+        "thoughtTokens": _OPTIONAL_COUNT,
+        "cachedReadTokens": _OPTIONAL_COUNT,
+        "cachedWriteTokens": _OPTIONAL_COUNT,
+        "_meta": _META,
+    },
+    "required": ["totalTokens", "inputTokens", "outputTokens"],
+    "additionalProperties": False,
+}
+
+PROMPT_RESPONSE = {
+    "type": "object",
+    "properties": {
+        "stopReason": {"type": "string"},
+        "usage": USAGE,
+        "_meta": _META,
+    },
+    "required": ["stopReason"],
+    "additionalProperties": False,
+}
+
+SET_SESSION_TITLE_RESPONSE = {
+    "type": "object",
+    "properties": {"title": {"type": "string"}, "_meta": _META},
+    "required": ["title"],
+    "additionalProperties": False,
+}
+
+# `initialize`'s answer, as far as the SDK's model does not check it: `sessionCapabilities.title`.
+INITIALIZE_RESPONSE = {
+    "type": "object",
+    "properties": {
+        "agentCapabilities": {
+            "type": "object",
+            "properties": {
+                "sessionCapabilities": {
+                    "type": "object",
+                    "properties": {"title": {"type": ["object", "null"], "properties": {"_meta": _META}}},
+                }
+            },
+        }
+    },
+}
+
+_ANSWERS = {
+    "session/prompt": Draft202012Validator(PROMPT_RESPONSE),
+    "session/set_title": Draft202012Validator(SET_SESSION_TITLE_RESPONSE),
+    "initialize": Draft202012Validator(INITIALIZE_RESPONSE),
+}
+
 UNSTABLE_UPDATES: dict[str, dict[str, Any]] = {
     "notice": NOTICE,
     "compaction_update": COMPACTION_UPDATE,
@@ -110,6 +175,14 @@ def validate_update(update: dict[str, Any]) -> list[str]:
     """Every violation of an unstable session update's schema (empty: valid)."""
     validator = _VALIDATORS[update["sessionUpdate"]]
     return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(update)]
+
+
+def answer_problems(method: str, result: Any) -> list[str]:
+    """Every violation of the unstable parts of `method`'s answer (empty: valid, or nothing to check)."""
+    validator = _ANSWERS.get(method)
+    if validator is None:
+        return []
+    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(result)]
 
 
 def validate_auth_method(method: dict[str, Any]) -> list[str]:

@@ -11,6 +11,11 @@ function (default: allow once), optionally serving `fs/*` from an in-memory buff
 The unstable session updates the SDK does not know yet (`notice`, `compaction_update`,
 `compaction_summary_chunk`) are validated against `acp_unstable_schema` instead; `request` sends any
 method with raw params (capabilities and methods the SDK's client does not have).
+
+The answers to the client's requests are validated too, by the method each answers (known from the
+request as it was written to the bridge's stdin): against the SDK's model of the answer, and, for the
+parts the SDK does not check (`session/set_title`, `sessionCapabilities.title`, a prompt's `usage`),
+against `acp_unstable_schema.answer_problems`.
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ from acp.client.connection import ClientSideConnection
 from acp.exceptions import RequestError
 from pydantic import TypeAdapter, ValidationError
 
-from .acp_unstable_schema import UNSTABLE_UPDATES, tool_call_name_problems, validate_update
+from .acp_unstable_schema import UNSTABLE_UPDATES, answer_problems, tool_call_name_problems, validate_update
 
 REPO = Path(__file__).resolve().parents[2]
 LINE_LIMIT = 64 * 1024 * 1024
@@ -137,6 +142,45 @@ _OUTGOING_SCHEMAS: Mapping[str, Any] = {
 }
 
 
+# The answers checked against the SDK's models, by the method they answer (the unstable parts:
+# `acp_unstable_schema.answer_problems`).
+_ANSWER_SCHEMAS: Mapping[str, Any] = {
+    "initialize": TypeAdapter(schema.InitializeResponse),
+    "session/new": TypeAdapter(schema.NewSessionResponse),
+    "session/load": TypeAdapter(schema.LoadSessionResponse),
+    "session/resume": TypeAdapter(schema.ResumeSessionResponse),
+    "session/fork": TypeAdapter(schema.ForkSessionResponse),
+    "session/set_config_option": TypeAdapter(schema.SetSessionConfigOptionResponse),
+    "session/prompt": TypeAdapter(schema.PromptResponse),
+}
+
+
+class _TappedWriter(asyncio.StreamWriter):
+    """The bridge's stdin as the SDK writes to it (the same transport: the SDK wants a StreamWriter),
+    noting each request's method by its id before the bytes leave, so the answer, however fast, finds
+    it."""
+
+    def __init__(self, writer: asyncio.StreamWriter, sent: dict[Any, str]) -> None:
+        super().__init__(writer.transport, writer._protocol, writer._reader, writer._loop)  # type: ignore[attr-defined]
+        self._sent = sent
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        note_requests(bytes(data), self._sent)
+        super().write(data)
+
+
+def note_requests(data: bytes, sent: dict[Any, str]) -> None:
+    """Note the method of every request among the frames in `data`, by id."""
+    for line in data.splitlines():
+        try:
+            frame = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(frame, dict) and isinstance(frame.get("method"), str) and "id" in frame:
+            with contextlib.suppress(TypeError):  # an unhashable id: nothing to match its answer by
+                sent[frame["id"]] = frame["method"]
+
+
 class Bridge:
     """One running bridge process and its SDK client connection."""
 
@@ -155,9 +199,11 @@ class Bridge:
         self.schema_errors: list[str] = []
         self._sdk_reader = asyncio.StreamReader(limit=LINE_LIMIT)
         assert proc.stdin is not None
+        self._sent: dict[Any, str] = {}  # the method of each request the bridge has not answered, by id
+        writer = _TappedWriter(proc.stdin, self._sent)
         # The SDK also serves the client methods it counts as unstable (elicitation/create), as the
         # bridge's own clients do.
-        self.conn = ClientSideConnection(client, proc.stdin, self._sdk_reader, use_unstable_protocol=True)
+        self.conn = ClientSideConnection(client, writer, self._sdk_reader, use_unstable_protocol=True)
         self._changed = asyncio.Event()
         self.survivors: list[psutil.Process] = []
         self.hung = False
@@ -222,6 +268,9 @@ class Bridge:
             self._changed.set()
 
     def _validate(self, frame: dict[str, Any]) -> None:
+        if "method" not in frame:
+            self._validate_answer(frame)
+            return
         model = _OUTGOING_SCHEMAS.get(frame.get("method", ""))
         if model is None:
             return
@@ -237,6 +286,24 @@ class Bridge:
             self.schema_errors.append(f"{frame.get('method')}: {exc}\n{json.dumps(frame)[:2000]}")
         for problem in tool_call_name_problems(frame):
             self.schema_errors.append(f"{frame.get('method')}: {problem}\n{json.dumps(frame)[:2000]}")
+
+    def _validate_answer(self, frame: dict[str, Any]) -> None:
+        try:
+            method = self._sent.pop(frame.get("id"), None)
+        except TypeError:  # an unhashable id: no request of ours
+            return
+        if method is None or "result" not in frame:
+            return
+        result = frame["result"]
+        problems = answer_problems(method, result)
+        model = _ANSWER_SCHEMAS.get(method)
+        if model is not None:
+            try:
+                model.validate_python(result)
+            except ValidationError as exc:
+                problems.append(str(exc))
+        for problem in problems:
+            self.schema_errors.append(f"the answer to {method}: {problem}\n{json.dumps(frame)[:2000]}")
 
     # --- helpers ----------------------------------------------------------------------------------
 
@@ -328,6 +395,7 @@ class Bridge:
 
     async def send_raw(self, data: bytes) -> None:
         assert self.proc.stdin is not None
+        note_requests(data, self._sent)
         self.proc.stdin.write(data)
         await self.proc.stdin.drain()
 

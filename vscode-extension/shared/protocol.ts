@@ -75,7 +75,8 @@ export type WebviewToHost =
   /** Install the built-in bridge into the extension's own environment (it is missing). */
   | { type: "installBridge" }
   | { type: "setMode"; modeId: string }
-  | { type: "setConfigOption"; configId: string; value: string }
+  /** A select option's value id, or a boolean option's new value (a toggle). */
+  | { type: "setConfigOption"; configId: string; value: string | boolean }
   | { type: "toggleFollow" }
   /** Run the agent's terminal auth method `methodId` (the agent answered `auth_required`). */
   | { type: "login"; methodId: string };

@@ -1,11 +1,11 @@
 /**
  * The view header: the agent, its state and its model (a "demo" badge when the model is the offline
- * demo script), the follow-along toggle, one picker per config option (placed by category: mode, model,
- * thought level, then the rest), the context gauge and cost, the session title, a login banner when the
+ * demo script), the follow-along toggle, one picker per select config option (placed by category: mode,
+ * model, thought level, then the rest) and a switch per boolean one, the context gauge and cost, the session title, a login banner when the
  * agent asks for one, and when the agent stopped, what happened, why and what to do, with buttons for it.
  * New session, History and Restart are the view's title-bar actions, so they are not repeated here.
  */
-import { pickerOptions, type SelectOption } from "../shared/configOptions";
+import { type BooleanOption, pickerOptions, type SelectOption, toggleOptions } from "../shared/configOptions";
 import type { AuthView, SessionState, UsageView } from "../shared/state";
 import { usageText } from "../shared/usage";
 import { h } from "./dom";
@@ -47,6 +47,7 @@ export function renderHeader(el: HTMLElement, s: SessionState): void {
       labelled(opt.name, select(`config-${opt.id}`, selectValues(opt), opt.currentValue, (v) => send({ type: "setConfigOption", configId: opt.id, value: v })), opt.description ?? opt.name, opt.category ?? undefined),
     );
   }
+  for (const opt of toggleOptions(s.configOptions)) pickers.append(toggle(opt));
   if (pickers.childElementCount > 0) parts.push(pickers);
   if (s.usage) parts.push(gauge(s.usage));
   if (s.title) {
@@ -62,6 +63,16 @@ export function renderHeader(el: HTMLElement, s: SessionState): void {
   if (s.auth) parts.push(authBanner(s.auth));
   if (status === "crashed") parts.push(crashBanner(s));
   el.replaceChildren(...parts);
+}
+
+/** A boolean config option as a switch, like "Follow edits": a click asks the agent for the other value. */
+function toggle(opt: BooleanOption): HTMLElement {
+  return h(
+    "button",
+    { class: "toggle-btn config-toggle", id: `config-${opt.id}`, role: "switch", "aria-checked": String(opt.currentValue), title: opt.description ?? opt.name, "data-category": opt.category ?? undefined, onclick: () => send({ type: "setConfigOption", configId: opt.id, value: !opt.currentValue }) },
+    h("span", { class: "switch-track", "aria-hidden": "true" }, h("span", { class: "switch-thumb" })),
+    opt.name,
+  );
 }
 
 function selectValues(opt: SelectOption): Array<{ value: string; name: string; group?: string }> {

@@ -35,9 +35,12 @@ REFUSED: list[tuple[Callable[[object], object], object, str, str]] = [
     (params.read_set_mode, {"sessionId": "s"}, "modeId", "required"),
     (params.read_set_mode, {"sessionId": "s", "modeId": 1}, "modeId", "string"),
     (params.read_set_config_option, {"sessionId": "s", "value": "x"}, "configId", "required"),
-    (params.read_set_config_option, {"sessionId": "s", "configId": "mode", "value": True}, "value", "string"),
-    (params.read_set_config_option, {"sessionId": "s", "configId": "x", "type": "boolean", "value": True},
-     "type", "select"),
+    (params.read_set_config_option, {"sessionId": "s", "configId": "mode", "value": True}, "value",
+     'goes with type "boolean"'),
+    (params.read_set_config_option, {"sessionId": "s", "configId": "x", "type": "boolean", "value": "true"},
+     "value", "true or false"),
+    (params.read_set_config_option, {"sessionId": "s", "configId": "x", "type": "boolean"}, "value",
+     "true or false"),
     (params.read_list_sessions, {"cwd": "rel"}, "cwd", "absolute"),
     (params.read_list_sessions, {"cursor": 5}, "cursor", "string"),
     (params.read_set_title, {"sessionId": "s", "title": "  \n "}, "title", "empty"),
@@ -108,6 +111,11 @@ def test_what_only_the_core_can_judge_is_let_through() -> None:
     assert params.read_set_mode({"sessionId": "s", "modeId": "teleport"}).mode_id == "teleport"
     chosen = params.read_set_config_option({"sessionId": "s", "configId": "temperature", "value": "1"})
     assert (chosen.config_id, chosen.value) == ("temperature", "1")
+    # A boolean value (ACP's `type: "boolean"` form), whichever option it names.
+    toggled = params.read_set_config_option(
+        {"sessionId": "s", "configId": "x", "type": "boolean", "value": False}
+    )
+    assert (toggled.config_id, toggled.value) == ("x", False)
 
 
 def test_optional_fields_may_be_left_out_or_null() -> None:

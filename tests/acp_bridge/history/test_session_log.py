@@ -23,6 +23,7 @@ from acp_bridge.history.session_log import (
     BackgroundEnded,
     CallCommitted,
     CallSettled,
+    ConfigChanged,
     DeferredContext,
     PermissionsChanged,
     SessionHeader,
@@ -223,6 +224,16 @@ def test_each_record_round_trips_through_its_stored_form() -> None:
         assert decode(json.loads(_stored_form(record.to_json()))) == record
     header = SessionHeader(SESSION_ID, "/w", ("/w", "/x"), "2026-01-01T00:00:00Z")
     assert SessionHeader.from_json(json.loads(_stored_form(header.to_json()))) == header
+
+
+def test_a_config_record_says_auto_compact_only_when_off_and_an_older_one_reads_as_on() -> None:
+    older = {"type": "config", "model": "fake-reasoner", "thoughtLevel": "low"}  # before auto-compaction
+    assert decode(older) == ConfigChanged("fake-reasoner", "low", True)
+    assert ConfigChanged("fake-reasoner", "low", True).to_json() == older  # on: the same line as before
+    off = ConfigChanged(None, None, False)
+    assert off.to_json() == {"type": "config", "model": None, "thoughtLevel": None, "autoCompact": False}
+    assert decode(json.loads(_stored_form(off.to_json()))) == off
+    assert decode({**older, "autoCompact": "no"}) == ConfigChanged("fake-reasoner", "low", True)
 
 
 def test_a_prompts_blocks_round_trip_with_each_image_stored_once() -> None:

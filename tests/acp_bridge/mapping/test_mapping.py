@@ -179,6 +179,7 @@ SEARCH_RESULT = SearchResultView(
     title=f"Search 'TODO' in {CWD}/src",
     truncated=True,
     total=7,
+    files=4,
     matches=(
         SearchFileMatches(
             path=f"{CWD}/src/a.py",
@@ -707,7 +708,7 @@ def test_search_matches() -> None:
     assert update["kind"] == "search"
     assert update["title"] == "Search 'TODO' in src"
     assert texts(update) == (
-        "Found 7 matches in 2 files (showing 3 of 7)\n\n"
+        "7 matches in 4 files; showing the first 3 matches in 2 files\n\n"
         "```\nsrc/a.py:3: # TODO a\nsrc/a.py:9: # TODO b\n\nsrc/b.py:1: # TODO c\n```"
     )
     assert update["locations"] == [
@@ -723,6 +724,30 @@ def test_search_matches() -> None:
     ("view", "expected"),
     [
         (GLOB_RESULT, "Found 2 paths\n\n```\nsrc/a.py\n/elsewhere/b.py\n```"),
+        (
+            SearchResultView(
+                shape="matches",
+                truncated=True,
+                total=18_316,
+                files=6_136,
+                matches=(SearchFileMatches(path=f"{CWD}/a", lines=(SearchLine(number=1, text="x"),)),),
+            ),
+            "18,316 matches in 6,136 files; showing the first 1 match in 1 file\n\n```\na:1: x\n```",
+        ),
+        (
+            # A card from an older log: the files found in all are not known, so none are claimed.
+            SearchResultView(
+                shape="matches",
+                truncated=True,
+                total=450,
+                matches=(SearchFileMatches(path=f"{CWD}/a", lines=(SearchLine(number=1, text="x"),)),),
+            ),
+            "450 matches; showing the first 1 match in 1 file\n\n```\na:1: x\n```",
+        ),
+        (
+            SearchResultView(shape="paths", truncated=True, total=13_353, paths=(f"{CWD}/a",)),
+            "Found 13,353 paths (showing 1 of 13,353)\n\n```\na\n```",
+        ),
         (SearchResultView(shape="matches", truncated=False, total=0), "No matches."),
         (SearchResultView(shape="paths", truncated=False, total=0), "No files found."),
         (

@@ -1,13 +1,15 @@
 """Config options end to end: a real bridge subprocess, over pipes, against the real local OpenAI-compatible
 server (fake_openai_server.py) or a scripted model. `session/new` offers the permission mode, the models the
-endpoint lists (`GET /models`) and, for a model that takes one, the thinking effort; every way of
-changing one (`session/set_config_option`, `session/set_mode`, `/mode`) sends `config_option_update`; the
-chosen model and effort reach the endpoint and survive `session/load`. Every frame is checked against the
-ACP schema (conftest)."""
+endpoint lists (`GET /models`) and, for a model that takes one, the thinking effort, and to a client that
+takes boolean options, auto-compaction (a toggle); every way of changing one (`session/set_config_option`,
+`session/set_mode`, `/mode`) sends `config_option_update`; the chosen model and effort reach the endpoint
+and survive `session/load`, and so does auto-compaction turned off (for a client that can turn it back
+on). Every frame is checked against the ACP schema (conftest)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -205,3 +207,112 @@ async def test_the_model_and_effort_survive_session_load(
     assert await again.prompt(session_id, "and now?") == "end_turn"
     last = server.requests[-1].json()
     assert (last["model"], last["reasoning_effort"]) == ("fake-reasoner", "low")
+
+
+# --- auto-compaction, a boolean option ----------------------------------------------------------------
+
+BOOLEAN_CLIENT = {"session": {"configOptions": {"boolean": {}}, "compaction": {}}}
+PLAIN_CLIENT = {"session": {"compaction": {}}}
+
+
+async def _set_boolean(bridge: Bridge, session_id: str, config_id: str, value: bool) -> list[dict[str, Any]]:
+    result = await bridge.request(
+        "session/set_config_option",
+        {"sessionId": session_id, "configId": config_id, "type": "boolean", "value": value},
+    )
+    schema.SetSessionConfigOptionResponse.model_validate(result)
+    return list(result["configOptions"])
+
+
+async def test_auto_compact_is_a_toggle_offered_only_to_a_client_that_takes_boolean_options(
+    bridges: StartBridge, server: FakeOpenAIServer, workspace: Path
+) -> None:
+    env = {**NO_KEYS, "ACP_BRIDGE_API_KEY": "test-key"}
+    plain = await bridges("--base-url", server.base_url, model="openai:fake-model", env=env)
+    await plain.initialize_raw(PLAIN_CLIENT)
+    plain_id, options = await _new(plain, workspace)
+    assert _option(options, "auto_compact") is None
+    with pytest.raises(RequestError) as unknown:
+        await _set_boolean(plain, plain_id, "auto_compact", False)
+    assert unknown.value.code == -32602
+    assert "this session has: mode, model" in str(unknown.value)
+
+    capable = await bridges("--base-url", server.base_url, model="openai:fake-model", env=env)
+    await capable.initialize_raw(BOOLEAN_CLIENT)
+    session_id, options = await _new(capable, workspace)
+    assert [o["id"] for o in options] == ["mode", "model", "auto_compact"]
+    toggle = _option(options, "auto_compact")
+    assert toggle is not None
+    assert "description" in toggle and "category" not in toggle  # ACP's categories are for the pickers
+    assert {k: v for k, v in toggle.items() if k != "description"} == {
+        "id": "auto_compact", "name": "Auto-compact", "type": "boolean", "currentValue": True,
+    }  # fmt: skip
+    options = await _set_boolean(capable, session_id, "auto_compact", False)
+    assert _option(options, "auto_compact")["currentValue"] is False
+    (announced,) = _option_updates(capable, session_id)
+    assert _option(announced, "auto_compact")["currentValue"] is False
+    # A value of the wrong kind, for this option or another, is refused and changes nothing.
+    wrong = [
+        ({"configId": "auto_compact", "value": "false"}, "boolean option"),
+        ({"configId": "auto_compact", "value": False}, 'goes with type "boolean"'),
+        ({"configId": "model", "type": "boolean", "value": True}, "unknown model True"),
+    ]
+    for params, message in wrong:
+        with pytest.raises(RequestError) as refused:
+            await capable.request("session/set_config_option", {"sessionId": session_id, **params})
+        assert refused.value.code == -32602, params
+        assert message in str(refused.value), params
+    assert len(_option_updates(capable, session_id)) == 1
+
+
+def _compactions(bridge: Bridge, session_id: str) -> list[dict[str, Any]]:
+    return [u for u in bridge.updates(session_id) if u["sessionUpdate"] == "compaction_update"]
+
+
+async def test_auto_compact_off_leaves_a_full_context_alone_is_logged_and_comes_back_with_the_session(
+    bridges: StartBridge, tmp_path: Path, workspace: Path
+) -> None:
+    full = {"input_tokens": 850, "output_tokens": 10}  # 860 of a 1,000-token window: past --compact-at 80
+    turns = [[{"text": "One.", "usage": full}], [{"text": "Two.", "usage": full}], [{"text": "Three."}]]
+    script = write_script(tmp_path / "script.json", turns)
+    data = json.loads(script.read_text())
+    script.write_text(json.dumps({**data, "context_window": 1_000, "summaries": ["Scripted summary."]}))
+    state = ("--state-dir", str(tmp_path / "state"))
+
+    live = await bridges(*state, model=script)
+    await live.initialize_raw(BOOLEAN_CLIENT)
+    kept_off, also_off = (await _new(live, workspace))[0], (await _new(live, workspace))[0]
+    for session_id in (kept_off, also_off):
+        await _set_boolean(live, session_id, "auto_compact", False)
+        assert await live.prompt(session_id, "one") == "end_turn"
+    assert await live.prompt(kept_off, "two") == "end_turn"  # full, and not compacted
+    assert _compactions(live, kept_off) == []
+    log = (tmp_path / "state" / "sessions" / f"{kept_off}.jsonl").read_text().splitlines()
+    assert {"type": "config", "model": f"scripted:{script}", "thoughtLevel": None, "autoCompact": False} in [
+        json.loads(line) for line in log
+    ]
+    await live.stop()
+
+    # Loaded by a client that takes boolean options: still off, and the full context stays as it is.
+    again = await bridges(*state, model=script)
+    await again.initialize_raw(BOOLEAN_CLIENT)
+    loaded = await again.request(
+        "session/load", {"sessionId": kept_off, "cwd": str(workspace), "mcpServers": []}
+    )
+    assert _option(loaded["configOptions"], "auto_compact")["currentValue"] is False
+    assert await again.prompt(kept_off, "three") == "end_turn"
+    assert _compactions(again, kept_off) == []
+    # `/compact` still compacts.
+    assert await again.prompt(kept_off, "/compact") == "end_turn"
+    assert [c["status"] for c in _compactions(again, kept_off)] == ["in_progress", "completed"]
+
+    # Loaded by one that does not: no toggle to turn it back on, so the session compacts as any does.
+    plain = await bridges(*state, model=script)
+    await plain.initialize_raw(PLAIN_CLIENT)
+    loaded = await plain.request(
+        "session/load", {"sessionId": also_off, "cwd": str(workspace), "mcpServers": []}
+    )
+    assert _option(loaded["configOptions"], "auto_compact") is None
+    assert await plain.prompt(also_off, "two") == "end_turn"
+    done = _compactions(plain, also_off)[-1]
+    assert (done["status"], done["_meta"]["acpBridge"]["trigger"]) == ("completed", "threshold")

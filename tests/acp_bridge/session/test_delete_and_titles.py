@@ -2,8 +2,9 @@
 
 Delete: the session leaves `session/list`, its log is deleted, and a session open in the connection is
 closed first. Titles: the first prompt titles a session, the client hears it (`session_info_update`, with
-`updatedAt`) when the prompt ends, and a title the user sets (`_acpBridge/setSessionTitle`, or `/title`)
-replaces it, in the list too, after a restart as well."""
+`updatedAt`) when the prompt ends, and a title the user sets (ACP's `session/set_title`, advertised as
+`sessionCapabilities.title`; its older alias `_acpBridge/setSessionTitle`; or `/title`) replaces it, in the
+list too, after a restart as well."""
 
 from __future__ import annotations
 
@@ -141,3 +142,34 @@ async def test_a_title_the_user_sets_replaces_it_and_survives_a_restart(
     assert _infos(again, session_id)[-1]["title"] == "Greeting, finished"
     (listed,) = (await again.conn.list_sessions(cwd=str(workspace))).sessions
     assert listed.title == "Greeting, finished"
+
+
+@pytest.mark.parametrize("history", [True, False])
+async def test_session_set_title_is_advertised_and_renames_for_good(
+    bridges: StartBridge, tmp_path: Path, workspace: Path, history: bool
+) -> None:
+    script = write_script(tmp_path / "script.json", [[{"text": "one"}], [{"text": "two"}]])
+    args = ("--state-dir", str(tmp_path / "state")) if history else ("--no-history",)
+    bridge = await bridges(*args, model=script)
+    init = await bridge.initialize_raw({})
+    assert init["agentCapabilities"]["sessionCapabilities"]["title"] == {}
+    session_id = await bridge.new_session(workspace)
+    assert await bridge.prompt(session_id, "first words") == "end_turn"
+    assert _infos(bridge, session_id)[-1]["title"] == "first words"
+
+    answer = await bridge.request("session/set_title", {"sessionId": session_id, "title": "  Named\nhere "})
+    assert answer == {"title": "Named here"}  # as stored: one line, trimmed
+    assert _infos(bridge, session_id)[-1] == {"sessionUpdate": "session_info_update", "title": "Named here"}
+    # A later prompt never replaces it (ACP: the agent SHOULD NOT retitle after a set_title).
+    assert await bridge.prompt(session_id, "second words") == "end_turn"
+    assert all(info.get("title", "Named here") == "Named here" for info in _infos(bridge, session_id)[-2:])
+    if history:
+        (listed,) = (await bridge.conn.list_sessions(cwd=str(workspace))).sessions
+        assert listed.title == "Named here"
+
+    with pytest.raises(RequestError) as empty:
+        await bridge.request("session/set_title", {"sessionId": session_id, "title": " \n "})
+    assert (empty.value.code, empty.value.data) == (-32602, {"field": "title"})
+    with pytest.raises(RequestError) as unknown:
+        await bridge.request("session/set_title", {"sessionId": "nope", "title": "x"})
+    assert unknown.value.code == -32002

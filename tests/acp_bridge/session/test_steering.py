@@ -131,7 +131,13 @@ async def test_a_prompt_sent_while_a_tool_runs_reaches_the_next_request_after_it
     assert not steer.done() and len(server.requests) == 1
     fifo.release()
     assert await first == "end_turn"
-    assert await steer == {"stopReason": "end_turn", "_meta": {"acpBridge": {"steered": True}}}
+    # Answered with the turn's stop reason and its tokens (two requests of 11 + 7), as the first prompt is.
+    usage = {"totalTokens": 36, "inputTokens": 22, "outputTokens": 14}
+    assert await steer == {
+        "stopReason": "end_turn",
+        "usage": usage,
+        "_meta": {"acpBridge": {"steered": True}},
+    }
 
     # The model got it in the very next request: after the call's result, as the user's message.
     assert len(server.requests) == 2
@@ -225,7 +231,11 @@ async def test_with_steer_late_turn_a_prompt_sent_during_the_final_answer_runs_n
     await _read_by_bridge(bridge, session_id)
     hold.release()
     assert await first == "end_turn"
-    assert await steer == {"stopReason": "end_turn"}  # its own turn: not steered into the first one
+    # Its own turn, not steered into the first one: its answer has its own turn's tokens.
+    assert await steer == {
+        "stopReason": "end_turn",
+        "usage": {"totalTokens": 18, "inputTokens": 11, "outputTokens": 7},
+    }
     messages = sent_messages(server, 1)
     assert [(m["role"], m.get("content")) for m in messages[1:]] == [
         ("user", "tidy up"),

@@ -31,6 +31,7 @@ class FakeSession:
         self.sent: list[Update] = []
         self.prompts: list[object] = []
         self.finish: asyncio.Future[StopReason] | None = None
+        self.usage: dict[str, int] | None = None  # the running (or last) prompt's tokens
 
     @property
     def busy(self) -> bool:
@@ -45,6 +46,9 @@ class FakeSession:
         self.turn = FakeTurn()
         self.finish = asyncio.get_running_loop().create_future()
         return await self.finish
+
+    def prompt_usage(self) -> Any:
+        return self.usage
 
     def send(self, update: Update) -> None:
         self.sent.append(update)
@@ -72,8 +76,10 @@ async def test_the_turn_takes_messages_up_to_a_command_and_answers_them_with_its
     assert steering.take() == [] and steering.waiting == 2
     assert not steering.takes_step()  # a command first: the rest waits for the turn to end
     session.turn = None
+    first = session.usage = {"totalTokens": 3, "inputTokens": 2, "outputTokens": 1}
     steering.turn_ended("end_turn")
-    assert await one == await two == PromptAnswer("end_turn", steered=True)
+    # Answered with the turn's stop reason and its tokens, the figures its own prompt answers with.
+    assert await one == await two == PromptAnswer("end_turn", steered=True, usage=first)
     # What is left runs next, in arrival order: the command starts a prompt, and the message after it
     # waits for that one (a fake turn here, which the test ends).
     await asyncio.sleep(0)
@@ -82,11 +88,17 @@ async def test_the_turn_takes_messages_up_to_a_command_and_answers_them_with_its
     assert not three.done() and steering.waiting == 1
     assert [s.text for s in steering.take()] == ["three"]
     assert session.finish is not None
+    second = session.usage = {"totalTokens": 30, "inputTokens": 20, "outputTokens": 10}
     session.finish.set_result("end_turn")
     session.turn = None
     steering.turn_ended("end_turn")
-    assert await command == PromptAnswer("end_turn")
-    assert await three == PromptAnswer("end_turn", steered=True)
+    assert await command == PromptAnswer("end_turn", usage=second)
+    assert await three == PromptAnswer("end_turn", steered=True, usage=second)
+    assert (await three).response() == {
+        "stopReason": "end_turn",
+        "usage": second,
+        "_meta": {"acpBridge": {"steered": True}},
+    }
 
 
 @pytest.mark.parametrize(("late", "takes"), [("step", True), ("turn", False)])

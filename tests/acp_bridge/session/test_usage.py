@@ -2,7 +2,8 @@
 `usage_update` with the tokens in context against the selected model's window, from the endpoint's model
 metadata or the built-in table of well-known models (never a guess), and the session's cumulative cost
 where a price is known (`--price-in/--price-out` or the table), prompt-cache hits priced apart. A reloaded
-session shows the same gauge and cost."""
+session shows the same gauge and cost. Each `session/prompt` answer carries the prompt's own tokens (ACP's
+unstable `PromptResponse.usage`): every model request it made, a compaction's summary included."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 
 from tests.support.bridge_fixtures import StartBridge
 from tests.support.bridge_harness import Bridge
-from tests.support.fake_openai_server import FakeOpenAIServer, chat
+from tests.support.fake_openai_server import SSE, FakeOpenAIServer, chat, chat_chunks
 
 NO_KEYS = {"ACP_BRIDGE_API_KEY": "", "DEEPSEEK_API_KEY": "", "OPENAI_API_KEY": ""}
 NAP = {"id": "call_1", "name": "nap", "arguments": {"seconds": 0}}
@@ -111,3 +112,64 @@ async def test_a_reloaded_session_shows_the_gauge_and_cost_it_had(
     assert await again.prompt(session_id, "two") == "end_turn"
     total = _usage(again, session_id)[-1]
     assert total["cost"]["amount"] == round((500 * 1 + 100 * 2 + 700 * 1 + 100 * 2) / 1e6, 6)
+
+
+def _tokens(prompt: int, completion: int, **details: int) -> dict[str, Any]:
+    usage: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion,
+                             "total_tokens": prompt + completion}  # fmt: skip
+    if "cached" in details:
+        usage["prompt_tokens_details"] = {"cached_tokens": details["cached"]}
+    if "reasoning" in details:
+        usage["completion_tokens_details"] = {"reasoning_tokens": details["reasoning"]}
+    return usage
+
+
+async def _prompt(bridge: Bridge, session_id: str, text: str) -> dict[str, Any]:
+    """The raw `session/prompt` answer (the harness checks its `usage` against ACP's `Usage`)."""
+    answer: dict[str, Any] = await bridge.request(
+        "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}, within=20
+    )
+    return answer
+
+
+async def test_a_prompts_answer_carries_the_tokens_of_all_its_model_requests_compaction_included(
+    bridges: StartBridge, server: FakeOpenAIServer, workspace: Path
+) -> None:
+    server.set_models([{"id": "fake-model", "context_length": 1_000}])
+    server.enqueue(
+        chat(tool_calls=[NAP], usage=_tokens(700, 150, cached=500, reasoning=40)),  # 85%: compacts
+        chat(text="The user asked for a nap.", usage=_tokens(200, 10)),  # the summary request
+        chat(text="Rested.", usage=_tokens(300, 20)),
+        chat(text="Hi.", usage=_tokens(100, 5)),
+    )
+    bridge, session_id = await _session(bridges, server, workspace, "fake-model")
+    first = await _prompt(bridge, session_id, "nap")
+    assert len(server.requests) == 3  # a step, the compaction's summary, a step
+    assert first == {
+        "stopReason": "end_turn",
+        "usage": {"totalTokens": 850 + 210 + 320, "inputTokens": 1200, "outputTokens": 180,
+                  "thoughtTokens": 40, "cachedReadTokens": 500},
+    }  # fmt: skip
+    # The next prompt counts its own requests only; no cache or reasoning figure reported, none sent.
+    second = await _prompt(bridge, session_id, "hi")
+    assert second["usage"] == {"totalTokens": 105, "inputTokens": 100, "outputTokens": 5}
+
+
+async def test_compact_reports_its_summary_and_a_prompt_without_usage_reports_none(
+    bridges: StartBridge, server: FakeOpenAIServer, workspace: Path
+) -> None:
+    server.enqueue(
+        chat(text="Alpha.", usage=_tokens(40, 4)),
+        chat(text="Beta.", usage=_tokens(60, 6)),
+        chat(text="We did alpha.", usage=_tokens(80, 20)),  # /compact's summary
+        SSE(chat_chunks(text="No usage.")[:-1]),  # an endpoint that reports no usage
+    )
+    bridge, session_id = await _session(bridges, server, workspace, "mystery-model")
+    assert (await _prompt(bridge, session_id, "first"))["usage"]["totalTokens"] == 44
+    assert (await _prompt(bridge, session_id, "second"))["usage"]["totalTokens"] == 66
+    compact = await _prompt(bridge, session_id, "/compact")
+    assert compact == {"stopReason": "end_turn",
+                       "usage": {"totalTokens": 100, "inputTokens": 80, "outputTokens": 20}}  # fmt: skip
+    assert await _prompt(bridge, session_id, "/title Named") == {"stopReason": "end_turn"}  # no model request
+    assert await _prompt(bridge, session_id, "third") == {"stopReason": "end_turn"}
+    assert len(server.requests) == 4

@@ -1,8 +1,8 @@
 /**
  * AgentConnection: one ACP agent subprocess and the client side of the protocol, on the official SDK.
  * It spawns the agent, runs `initialize` (advertising fs, terminal, compaction and notice updates,
- * terminal login and Zed's `_meta.terminal_output`), routes agent → client calls to ClientHandlers and
- * exposes the agent methods the UI needs.
+ * boolean config options, terminal login and Zed's `_meta.terminal_output`), routes agent → client calls
+ * to ClientHandlers and exposes the agent methods the UI needs.
  * Plain Node: no `vscode` import, so integration tests drive it against the real bridge.
  */
 import { type ChildProcess, spawn } from "node:child_process";
@@ -31,6 +31,7 @@ export interface ConnectOptions {
 
 /** This project's bridge's own JSON-RPC methods (extension methods, `_`-prefixed as ACP asks). */
 export const BRIDGE_METHODS = {
+  /** The bridge's rename from before ACP had one (`SET_TITLE_METHOD`): used with an agent that does not advertise `title`. */
   setSessionTitle: "_acpBridge/setSessionTitle",
   listRules: "_acpBridge/listRules",
   forgetRules: "_acpBridge/forgetRules",
@@ -46,6 +47,9 @@ export interface RulesListing {
 
 /** ACP's `session/fork` (unstable in v1; see `AgentConnection.forkSession`). */
 export const FORK_METHOD = "session/fork";
+
+/** ACP's `session/set_title` (unstable in v1, advertised as `sessionCapabilities.title`; see `AgentConnection.setSessionTitle`). */
+export const SET_TITLE_METHOD = "session/set_title";
 
 /** `session/fork`'s answer: the new session, with what `session/new` answers besides. */
 export type ForkSessionResult = Pick<acp.NewSessionResponse, "sessionId" | "modes" | "configOptions">;
@@ -103,9 +107,9 @@ export class AgentConnection {
         clientCapabilities: {
           fs: { readTextFile: !!handlers.readTextFile, writeTextFile: !!handlers.writeTextFile },
           terminal: !!handlers.terminal,
-          // Compactions and notices are shown (timeline entry, toast); a terminal login runs in a terminal;
-          // questions (elicitation) are forms in the view.
-          session: { compaction: {}, notices: {} },
+          // Compactions and notices are shown (timeline entry, toast); boolean config options are toggles in
+          // the header; a terminal login runs in a terminal; questions (elicitation) are forms in the view.
+          session: { compaction: {}, notices: {}, configOptions: { boolean: {} } },
           auth: { terminal: true },
           ...(handlers.elicit ? { elicitation: { form: {} } } : {}),
           _meta: { terminal_output: true },
@@ -200,9 +204,19 @@ export class AgentConnection {
     return this.conn.agent.request(acp.methods.agent.session.delete, { sessionId });
   }
 
-  /** The bridge's `_acpBridge/setSessionTitle`: rename a session (the agent confirms with `session_info_update`). */
+  /** Whether the agent advertises ACP's `session/set_title` (unstable: not in the SDK's stable types). */
+  get canSetTitle(): boolean {
+    const caps = this.init.agentCapabilities?.sessionCapabilities;
+    return caps != null && (caps as Record<string, unknown>)["title"] != null;
+  }
+
+  /**
+   * Rename a session: ACP's `session/set_title` when the agent advertises it, else the bridge's older
+   * `_acpBridge/setSessionTitle` (same params and answer). The answer is the title as the agent stored it.
+   */
   setSessionTitle(sessionId: string, title: string): Promise<{ title: string }> {
-    return this.conn.agent.request<{ title: string }>(BRIDGE_METHODS.setSessionTitle, { sessionId, title });
+    const method = this.canSetTitle ? SET_TITLE_METHOD : BRIDGE_METHODS.setSessionTitle;
+    return this.conn.agent.request<{ title: string }>(method, { sessionId, title });
   }
 
   /** The bridge's `_acpBridge/listRules`: the session's mode and remembered "always" rules. */
@@ -239,8 +253,10 @@ export class AgentConnection {
     return this.conn.agent.request(acp.methods.agent.session.setMode, { sessionId, modeId });
   }
 
-  setConfigOption(sessionId: string, configId: string, value: string): Promise<acp.SetSessionConfigOptionResponse> {
-    return this.conn.agent.request(acp.methods.agent.session.setConfigOption, { sessionId, configId, value });
+  /** A select option's value id, or a boolean option's value (sent with `type: "boolean"`, as ACP asks). */
+  setConfigOption(sessionId: string, configId: string, value: string | boolean): Promise<acp.SetSessionConfigOptionResponse> {
+    const params = typeof value === "boolean" ? { sessionId, configId, type: "boolean" as const, value } : { sessionId, configId, value };
+    return this.conn.agent.request(acp.methods.agent.session.setConfigOption, params);
   }
 
   /** Close the connection and end the process (its whole process group). */

@@ -441,7 +441,7 @@ export class SessionController implements vscode.Disposable {
     this.d.store.dispatch({ type: "modeChanged", modeId });
   }
 
-  async setConfigOption(configId: string, value: string): Promise<void> {
+  async setConfigOption(configId: string, value: string | boolean): Promise<void> {
     const s = this.session;
     if (!s) return;
     const res = await s.conn.setConfigOption(s.id, configId, value);
@@ -492,7 +492,8 @@ export class SessionController implements vscode.Disposable {
   }
 
   /**
-   * Rename the current session (the bridge's `_acpBridge/setSessionTitle`; History lists the new title).
+   * Rename the current session (ACP's `session/set_title`, or the bridge's older `_acpBridge/setSessionTitle`
+   * with an agent that does not advertise it; History lists the new title).
    * Without `title`, asks for it.
    */
   async renameSession(title?: string): Promise<void> {

@@ -13,6 +13,11 @@
  * URI), as JSON; "setup" answers with the `mcpServers` and `additionalDirectories` the
  * session was opened with (new, load, resume or fork), as JSON; "meta" answers with the prompt's `_meta`.
  * A prompt while another runs is answered on its own (this agent does not steer, nor echo it).
+ * Titles: no rename method, unless FAKE_AGENT_TITLE=alias (the bridge's older `_acpBridge/setSessionTitle`,
+ * answered `{title: "alias: <title>"}`) or FAKE_AGENT_TITLE=acp (`sessionCapabilities.title` advertised, and
+ * `session/set_title` answered `{title: "acp: <title>"}`), so a test tells which one the client used.
+ * A client that advertises `session.configOptions.boolean` also gets a boolean option, `auto`, set with
+ * `type: "boolean"`.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
@@ -30,6 +35,9 @@ const keepSetup = (sessionId: string, p: { mcpServers?: unknown; additionalDirec
 const cancelled = new Map<string, () => void>();
 const stateFile = process.env.FAKE_AGENT_STATE;
 const resumes = process.env.FAKE_AGENT_RESUME === "1";
+const titles = process.env.FAKE_AGENT_TITLE;
+let booleans = false;
+let auto = true;
 const history = new Map<string, { cwd: string; prompts: string[] }>(stateFile && existsSync(stateFile) ? JSON.parse(readFileSync(stateFile, "utf8")) : []);
 const save = () => {
   if (stateFile) writeFileSync(stateFile, JSON.stringify([...history]));
@@ -38,15 +46,17 @@ const modes = { currentModeId: "ask", availableModes: [{ id: "ask", name: "Ask" 
 let model = "small";
 const configOptions = () => [
   { id: "model", name: "Model", category: "model", type: "select" as const, currentValue: model, options: [{ value: "small", name: "Small" }, { value: "large", name: "Large" }] },
+  ...(booleans ? [{ id: "auto", name: "Auto", type: "boolean" as const, currentValue: auto }] : []),
 ];
 
 acp
   .agent({ name: "fake-agent" })
   .onRequest(acp.methods.agent.initialize, ({ params }) => {
     terminalAuth = params.clientCapabilities?.auth?.terminal === true;
+    booleans = params.clientCapabilities?.session?.configOptions?.boolean != null;
     return {
       protocolVersion: acp.PROTOCOL_VERSION,
-      agentCapabilities: { loadSession: !resumes, sessionCapabilities: { list: {}, delete: {}, fork: {}, additionalDirectories: {}, ...(resumes ? { resume: {} } : {}) } },
+      agentCapabilities: { loadSession: !resumes, sessionCapabilities: { list: {}, delete: {}, fork: {}, additionalDirectories: {}, ...(resumes ? { resume: {} } : {}), ...(titles === "acp" ? { title: {} } : {}) } },
       agentInfo: { name: "fake-agent", version: "0" },
       authMethods: loginFile && terminalAuth ? [{ type: "terminal" as const, id: "fake-login", name: "Log in to the fake agent", args: ["--login"] }] : [],
     };
@@ -95,7 +105,16 @@ acp
   })
   .onRequest(acp.methods.agent.session.setConfigOption, ({ params }) => {
     if (params.configId === "model" && typeof params.value === "string") model = params.value;
+    if (params.configId === "auto" && "type" in params && params.type === "boolean") auto = params.value;
     return { configOptions: configOptions() };
+  })
+  .onRequest("_acpBridge/setSessionTitle", (raw: unknown) => raw as { sessionId: string; title: string }, ({ params }) => {
+    if (titles !== "alias") throw acp.RequestError.methodNotFound("_acpBridge/setSessionTitle");
+    return { title: `alias: ${params.title}` };
+  })
+  .onRequest("session/set_title", (raw: unknown) => raw as { sessionId: string; title: string }, ({ params }) => {
+    if (titles !== "acp") throw acp.RequestError.methodNotFound("session/set_title");
+    return { title: `acp: ${params.title}` };
   })
   .onNotification(acp.methods.agent.session.cancel, ({ params }) => cancelled.get(params.sessionId)?.())
   .onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {

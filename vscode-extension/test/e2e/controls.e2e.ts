@@ -1,7 +1,7 @@
 /**
  * The Agent view's session controls in the built webview (headless Chromium, real CSP), driven by the
  * host messages the extension sends: config option pickers placed by category (choosing one asks the
- * host to set it), the context gauge with the cost (and "incomplete"), a compaction's timeline entry
+ * host to set it), a boolean option as a switch (a click asks for the other value), the context gauge with the cost (and "incomplete"), a compaction's timeline entry
  * (streamed chunks, then the summary), the login banner, a question form (form elicitation), and the
  * composer's attachments and @-mentions, and the line saying the model keeps the prompt waiting (with
  * Cancel).
@@ -37,7 +37,12 @@ describe("session controls in the webview", () => {
       { type: "modes", modes: { currentModeId: "default", availableModes: [{ id: "default", name: "Default" }] } },
       update({
         sessionUpdate: "config_option_update",
-        configOptions: [option("effort", "Effort", "thought_level", "low", ["low", "high"]), option("model", "Model", "model", "m1", ["m1", "m2"]), option("mode", "Mode", "mode", "default", ["default", "plan"])],
+        configOptions: [
+          option("effort", "Effort", "thought_level", "low", ["low", "high"]),
+          { id: "auto_compact", name: "Auto-compact", description: "Compact by itself", type: "boolean", currentValue: false },
+          option("model", "Model", "model", "m1", ["m1", "m2"]),
+          option("mode", "Mode", "mode", "default", ["default", "plan"]),
+        ],
       }),
       update({ sessionUpdate: "usage_update", used: 12_345, size: 128_000, cost: { amount: 0.0123, currency: "USD" }, _meta: { acpBridge: { unpricedResponses: 1 } } }),
       { type: "userPrompt", text: "/compact" },
@@ -51,6 +56,11 @@ describe("session controls in the webview", () => {
     assert.equal(await header.locator("#mode-picker").count(), 0);
     await header.locator("#config-model").selectOption("m2");
     assert.deepEqual((await sent(page, "setConfigOption")).at(-1), { type: "setConfigOption", configId: "model", value: "m2" });
+    const toggle = header.locator('.pickers #config-auto_compact[role="switch"]');
+    assert.equal(await toggle.getAttribute("aria-checked"), "false");
+    assert.match((await toggle.textContent()) ?? "", /Auto-compact/);
+    await toggle.click();
+    assert.deepEqual((await sent(page, "setConfigOption")).at(-1), { type: "setConfigOption", configId: "auto_compact", value: true });
 
     assert.match((await header.locator(".usage").textContent()) ?? "", /12\.3k of 128k tokens · 10%.*\$0\.0123.*incomplete/);
     assert.equal(await header.locator('.gauge-bar[role="meter"]').getAttribute("aria-valuenow"), "10");

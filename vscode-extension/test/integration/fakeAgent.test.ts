@@ -1,6 +1,8 @@
 /**
  * The client module against a throwaway agent (test/agent/fakeAgent.ts) for what the bridge does not
- * exercise: ACP `terminal/*` run by the client, and an agent that crashes mid-turn.
+ * exercise: ACP `terminal/*` run by the client, an agent that crashes mid-turn, renaming through the
+ * extension method with an agent that does not advertise `session/set_title` (and through it with one
+ * that does), and a boolean config option set with `type: "boolean"`.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -12,9 +14,9 @@ after(async () => {
   await Promise.all(open.map((h) => h.close()));
 });
 
-async function start(): Promise<Harness> {
+async function start(env: Record<string, string> = {}): Promise<Harness> {
   const ws = workspace({});
-  const h = await connect({ name: "fake", command: process.execPath, args: [join(EXT_DIR, "out", "agent", "fakeAgent.mjs")], cwd: ws }, ws);
+  const h = await connect({ name: "fake", command: process.execPath, args: [join(EXT_DIR, "out", "agent", "fakeAgent.mjs")], cwd: ws, env }, ws);
   open.push(h);
   return h;
 }
@@ -39,6 +41,23 @@ describe("client module vs a fake agent", () => {
     await assert.rejects(h.conn.prompt(h.sessionId, "crash"));
     const exit = await h.conn.exited;
     assert.equal(exit.code, 3);
+  });
+
+  it("renames with session/set_title when the agent advertises title, else with _acpBridge/setSessionTitle", async () => {
+    const older = await start({ FAKE_AGENT_TITLE: "alias" });
+    assert.equal(older.conn.canSetTitle, false);
+    assert.deepEqual(await older.conn.setSessionTitle(older.sessionId, "Named"), { title: "alias: Named" });
+    const current = await start({ FAKE_AGENT_TITLE: "acp" });
+    assert.equal(current.conn.canSetTitle, true);
+    assert.deepEqual(await current.conn.setSessionTitle(current.sessionId, "Named"), { title: "acp: Named" });
+  });
+
+  it("advertises boolean config options and sets one with type boolean", async () => {
+    const h = await start();
+    const res = await h.conn.newSession(workspace({}));
+    assert.deepEqual(res.configOptions?.find((o) => o.id === "auto"), { id: "auto", name: "Auto", type: "boolean", currentValue: true });
+    const set = await h.conn.setConfigOption(res.sessionId, "auto", false);
+    assert.equal(set.configOptions.find((o) => o.id === "auto")?.currentValue, false);
   });
 
   it("cancel resolves a hanging turn", async () => {

@@ -1,6 +1,6 @@
 /**
- * Model controls against the REAL Python bridge: config options (mode, model) from session/new, replaced
- * by the set_config_option answer; the context gauge from usage_update; a `/compact` shown as one
+ * Model controls against the REAL Python bridge: config options (mode, model, and the Auto-compact toggle,
+ * the extension advertising boolean options) from session/new, replaced by the set_config_option answer; the context gauge from usage_update; a `/compact` shown as one
  * compaction entry (the client advertises `session.compaction`) with the summary; and login: a missing
  * key is `auth_required` with a terminal method whose command line (the agent's own, plus its args)
  * stores a key that the running bridge then uses against a local OpenAI-compatible endpoint.
@@ -13,6 +13,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, it } from "node:test";
+import { toggleOptions } from "../../shared/configOptions";
 import type { CompactionView } from "../../shared/state";
 import { isAuthRequired, loginInvocation } from "../../src/acp/auth";
 import { bridgeCommand, bridgeSpec, connect, type Harness, until, workspace } from "./harness";
@@ -67,6 +68,9 @@ describe("model controls vs the real bridge", () => {
     const set = await h.conn.setConfigOption(h.sessionId, "mode", "plan");
     h.store.dispatch({ type: "configOptions", configOptions: set.configOptions });
     assert.equal(h.store.state.configOptions.find((o) => o.id === "mode")?.currentValue, "plan");
+    assert.deepEqual(toggleOptions(h.store.state.configOptions).map((o) => [o.id, o.currentValue]), [["auto_compact", true]]);
+    const off = await h.conn.setConfigOption(h.sessionId, "auto_compact", false);
+    assert.deepEqual(toggleOptions(off.configOptions).map((o) => [o.id, o.currentValue]), [["auto_compact", false]]);
   });
 
   it("reports usage against the window, and shows /compact as one compaction entry with its summary", async () => {

@@ -1,7 +1,7 @@
 /**
  * Sessions against the REAL Python bridge: a second workspace folder passed as `additionalDirectories`
  * is a root of the session (a write there runs in accept-edits mode without an "outside" question);
- * rename (`_acpBridge/setSessionTitle`) shows in the view and in session/list; `session/resume` in a
+ * rename (`session/set_title`, which the bridge advertises) shows in the view and in session/list; `session/resume` in a
  * new bridge process continues the conversation; `session/fork` goes on from a conversation under a new
  * id; `session/delete` removes it from session/list; the
  * remembered "always" rules are listed and revoked (`_acpBridge/listRules`, `forgetRules`), per project
@@ -55,6 +55,7 @@ describe("sessions vs the real bridge", () => {
     const spec = scriptSpec(script, ws);
     const first = await track(connect(spec, ws));
     assert.equal((await first.conn.prompt(first.sessionId, "hello")).stopReason, "end_turn");
+    assert.equal(first.conn.canSetTitle, true, "the bridge advertises session/set_title");
     const renamed = await first.conn.setSessionTitle(first.sessionId, "My renamed session");
     assert.equal(renamed.title, "My renamed session");
     await until("the title update", () => first.store.state.title === "My renamed session");

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import type { SessionConfigOption } from "../../shared/acp";
-import { pickerOptions } from "../../shared/configOptions";
+import { pickerOptions, toggleOptions } from "../../shared/configOptions";
 import type { CompactionView } from "../../shared/state";
 import { compact, compactionTitle, money, usageText } from "../../shared/usage";
 import { isAuthRequired, loginInvocation, terminalMethods } from "../../src/acp/auth";
@@ -19,6 +19,15 @@ describe("config option pickers", () => {
   it("places the pickers by category: mode, model, thought level, then the rest in the agent's order", () => {
     const options = [select("effort", "thought_level"), select("x", null), select("model", "model"), select("mode", "mode"), select("y", "_custom")];
     expect(pickerOptions(options).map((o) => o.id)).toEqual(["mode", "model", "effort", "x", "y"]);
+  });
+
+  it("shows a boolean option as a toggle, never as a picker", () => {
+    const auto: SessionConfigOption = { id: "auto_compact", name: "Auto-compact", type: "boolean", currentValue: false };
+    const options = [select("mode", "mode"), auto, select("model", "model")];
+    expect(pickerOptions(options).map((o) => o.id)).toEqual(["mode", "model"]);
+    expect(toggleOptions(options)).toEqual([auto]);
+    const s = stateAfter(update({ sessionUpdate: "config_option_update", configOptions: options }));
+    expect(toggleOptions(s.configOptions).map((o) => o.currentValue)).toEqual([false]);
   });
 
   it("replaces the whole set on config_option_update", () => {
