@@ -2,8 +2,8 @@
  * Approval questions as notifications that end when the question does. VS Code has no API to close a
  * message notification, but a progress notification closes when its task ends: each question is one,
  * running until it is answered anywhere (card, review editor, this notification, a cancelled turn). Its
- * choices are command links in the message ("Allow once · Reject · Always allow `ls` commands (this
- * session) · Review"), none of them a default button; the lasting one says what it covers. It has no
+ * choices are command links in the message ("Allow once · Reject · Review · Always allow `ls` commands
+ * (this session)"), none of them a default button; the lasting one says what it covers. It has no
  * Cancel button: it lives exactly as long as the question.
  */
 import * as vscode from "vscode";
@@ -20,8 +20,12 @@ export class ApprovalNotifications implements vscode.Disposable {
   readonly ask: AskUser = (p: ApprovalPrompt) =>
     new Promise<string | undefined>((resolve) => {
       this.waiting.set(p.requestId, resolve);
-      const links = p.choices.map((c) => link(linkText(c.label), ANSWER_COMMAND, [p.requestId, c.optionId]));
+      const answer = (c: ApprovalPrompt["choices"][number]) => link(linkText(c.label), ANSWER_COMMAND, [p.requestId, c.optionId]);
+      // The short choices first, so a collapsed toast shows them whole; the lasting one, long with its
+      // scope, last (the expanded toast shows all of it).
+      const links = p.choices.filter((c) => !c.lasting).map(answer);
       links.push(link(this.canReview(p.toolCallId) ? "Review" : "Show", REVIEW_COMMAND, [p.toolCallId]));
+      links.push(...p.choices.filter((c) => c.lasting).map(answer));
       void vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: `${escapeLinkText(p.message)}: ${links.join(" · ")}` },
         async () => {

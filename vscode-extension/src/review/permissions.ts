@@ -17,8 +17,8 @@ export interface ApprovalPrompt {
   toolCallId: string;
   /** One line: "Agent wants to edit notes.txt". */
   message: string;
-  /** Allow once, reject, then "always allow" with its scope in its label. */
-  choices: Array<{ label: string; optionId: string }>;
+  /** Allow once, reject, then "always allow" with its scope in its label (`lasting`). */
+  choices: Array<{ label: string; optionId: string; lasting?: boolean }>;
   /** Resolves when the question is answered anywhere (card, notification, review editor, cancel). */
   settled: Promise<string>;
 }
@@ -122,8 +122,8 @@ export function questionText(kind: string | null | undefined, title: string): st
  * The choices a notification offers: Allow once, Reject, then the first "always allow" one, labelled
  * with what it covers ("Always allow `ls` commands (this session)"), never a bare "Always allow".
  */
-export function notificationChoices(options: readonly PermissionOption[]): Array<{ label: string; optionId: string }> {
+export function notificationChoices(options: readonly PermissionOption[]): ApprovalPrompt["choices"] {
   const pick = (kind: PermissionOption["kind"]) => options.find((o) => o.kind === kind);
   const chosen = [pick("allow_once"), pick("reject_once"), pick("allow_always")].filter((o): o is PermissionOption => o !== undefined);
-  return chosen.map((o) => ({ label: choiceLabel(o), optionId: o.optionId }));
+  return chosen.map((o) => ({ label: choiceLabel(o), optionId: o.optionId, ...(o.kind === "allow_always" ? { lasting: true } : {}) }));
 }

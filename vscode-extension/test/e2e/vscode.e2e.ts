@@ -247,7 +247,7 @@ describe("Agent view in code-server against the real bridge", () => {
     const editToast = toasts(page, "Agent wants to edit notes.txt").first();
     await editToast.waitFor({ timeout: 10_000 });
     // Short one-time choices, the lasting one saying what it covers, and no default button.
-    assert.deepEqual(await notificationLinks(editToast), ["Allow once", "Reject", "Always allow `edit` on notes.txt (this session)", "Review"]);
+    assert.deepEqual(await notificationLinks(editToast), ["Allow once", "Reject", "Review", "Always allow `edit` on notes.txt (this session)"]);
     assert.equal(await editToast.locator(".monaco-button").count(), 0, "no button to press by accident");
     await page.screenshot({ path: shot("e2e-03-approval") });
     await editToast.screenshot({ path: shot("readme-notification") });

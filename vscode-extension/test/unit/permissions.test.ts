@@ -41,7 +41,7 @@ describe("permission flow", () => {
         choices: [
           { label: "Allow once", optionId: "allow_once" },
           { label: "Reject", optionId: "reject_once" },
-          { label: "Always allow `edit` on notes.txt (this session)", optionId: "allow_always" },
+          { label: "Always allow `edit` on notes.txt (this session)", optionId: "allow_always", lasting: true },
         ],
       },
     ]);
