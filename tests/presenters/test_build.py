@@ -54,9 +54,8 @@ def test_the_table_names_schemas_and_execution_modes() -> None:
     }  # fmt: skip
     assert schemas["bash_output"]["required"] == schemas["kill_bash"]["required"] == ["bash_id"]
     assert schemas["task"]["required"] == ["description", "prompt"]
-    assert schemas["task"]["properties"]["tools"] == {
-        "type": "array", "items": {"type": "string"}, "description": schemas["task"]["properties"]["tools"]["description"],
-    }  # fmt: skip
+    tools = dict(schemas["task"]["properties"]["tools"])
+    assert (tools["type"], tools["items"]) == ("array", {"type": "string"})
 
 
 def test_importing_one_module_of_the_package_loads_no_tool_and_no_pydantic() -> None:
