@@ -42,10 +42,15 @@ async def _start(
     workspace: Path,
     *args: str,
     client: RecordingClient | None = None,
+    capabilities: dict[str, Any] | None = None,
 ) -> tuple[Bridge, str]:
+    """A bridge on the fake server; `capabilities`: raw client capabilities (else the harness's own)."""
     bridge = await bridges("--base-url", server.base_url, *args, model="openai:fake-model", client=client,
                            env=NO_KEYS)  # fmt: skip
-    await bridge.initialize()
+    if capabilities is None:
+        await bridge.initialize()
+    else:
+        await bridge.initialize_raw(capabilities)
     return bridge, await bridge.new_session(workspace)
 
 
@@ -173,7 +178,10 @@ async def test_a_childs_call_asks_the_user_and_a_cancel_stops_the_child_and_its_
         asked.append({"session": session, "toolCall": tool_call})
         return selected("allow_once")
 
-    bridge, session_id = await _start(bridges, server, workspace, client=RecordingClient(allow))
+    # A client that advertises subagents: the child's end (cancelled) is told before the prompt answers.
+    bridge, session_id = await _start(
+        bridges, server, workspace, client=RecordingClient(allow), capabilities={"subagents": {}}
+    )
     prompt = asyncio.ensure_future(bridge.prompt(session_id, "wait"))
     await bridge.wait_for(lambda: any(p.name() == "sleep" for p in bridge.descendants()), within=20)
     # The child's command was asked about like any: in this session, as its nested card.
@@ -194,6 +202,14 @@ async def test_a_childs_call_asks_the_user_and_a_cancel_stops_the_child_and_its_
     assert cards["t1"]["status"] == "failed"
     assert cards["t1:task:1"]["status"] == "failed"
     assert len(server.requests) == 2  # the child asked for no step after the cancel
+    frames = [json.loads(line) for line in bridge.raw_lines]
+    ended = [i for i, f in enumerate(frames) if f.get("method") == "session/update"
+             and f["params"]["update"].get("state") is not None]  # fmt: skip
+    answered = [i for i, f in enumerate(frames) if f.get("result", {}).get("stopReason") == "cancelled"]
+    assert len(ended) == 1 and len(answered) == 1 and ended[0] < answered[0]
+    terminal = frames[ended[0]]["params"]
+    assert (terminal["sessionId"], terminal["update"]["sessionUpdate"]) == (session_id, "subagent_update")
+    assert terminal["update"]["state"] == "cancelled"
 
 
 def _running(process: psutil.Process) -> bool:
