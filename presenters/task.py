@@ -36,6 +36,7 @@ from registry_core import (
     GenericResultView,
     NestedTool,
     Output,
+    StatusProgress,
     ToolDefinition,
     ToolError,
     ToolExecutionResult,
@@ -72,8 +73,9 @@ _DESCRIPTION: Final = (
 @dataclass(frozen=True, slots=True)
 class SubagentRun:
     """One task as the host's runner gets it: the child's prompt and tools, the task's signal (a cancel
-    stops the child), and `dispatch(name, arguments)`, which runs one call the child's model asked for as
-    a nested call of the task and answers with its result (a refusal too: never raises for the call)."""
+    stops the child), `dispatch(name, arguments)`, which runs one call the child's model asked for as a
+    nested call of the task and answers with its result (a refusal too: never raises for the call), and
+    `progress(line)`, what the child is doing now ("Step 3"), shown on the task's card while it runs."""
 
     call_id: str
     description: str
@@ -81,6 +83,7 @@ class SubagentRun:
     tools: tuple[NestedTool, ...]
     signal: CancelSignal
     dispatch: Callable[[str, Any], Awaitable[ToolExecutionResult]]
+    progress: Callable[[str], None] = lambda _line: None
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,8 +188,11 @@ async def _execute(args: Any, ctx: ToolRunContext) -> dict[str, Any]:
     description, prompt = args["description"], args["prompt"]
     try:
         answer = await runner.run(
-            SubagentRun(ctx.call_id, description, prompt, tuple(tools), ctx.signal, calls.call)
-        )
+            SubagentRun(
+                ctx.call_id, description, prompt, tuple(tools), ctx.signal, calls.call,
+                lambda line: ctx.progress(StatusProgress(message=line)),
+            )
+        )  # fmt: skip
     finally:
         calls.close()
     made, failed = calls.counts()

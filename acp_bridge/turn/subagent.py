@@ -130,6 +130,7 @@ class SessionSubagents:
         history: list[Message] = [UserMessage(run.prompt)]
         text = ""
         for step_index in range(host.max_steps):
+            run.progress(f"Step {step_index + 1}")
             model, effort = host.model_choice()
             request = StepRequest(
                 messages=tuple(history) if host.vision else without_images(history),

@@ -134,6 +134,10 @@ async def test_a_task_runs_a_child_with_its_own_context_and_the_parent_gets_its_
     shown = "\n".join(c["content"]["text"] for c in task["content"] if c["type"] == "content")
     assert child_prompt in shown and "a.txt contains one line: alpha." in shown
     assert "1 tool call:" in shown and "✓" in shown  # the nested calls listed on the task card
+    # While it ran, the task card said which step the child was at (not kept once it answered).
+    live = [json.dumps(u.get("content")) for u in bridge.call_updates("t1")[:-1]]
+    assert any("Step 1" in text for text in live)
+    assert "Step 1" not in shown
     # No child text reached the parent's messages (the child's answer is the task's result only).
     said = "".join(u["content"]["text"] for u in updates if u["sessionUpdate"] == "agent_message_chunk")
     assert said == "I'll delegate this.The subagent says a.txt contains alpha."
