@@ -179,13 +179,16 @@ async def _execute(args: Any, ctx: ToolRunContext) -> dict[str, Any]:
     runner = services.get(SUBAGENTS_SERVICE)
     if nested is None or runner is None:
         raise ToolError("This host runs no subagents: the task tool cannot be used here.", code=INTERNAL)
+    description, prompt = args["description"], args["prompt"]
+    if not prompt.strip():
+        raise ToolError("prompt is empty: write the subagent's whole brief (it sees nothing else).",
+                        code=INVALID_ARGS)  # fmt: skip
     requested = args.get("tools")
     tools = subagent_tools(nested.nested_tools(), list(requested) if requested is not None else None)
     calls = NestedCalls(
         ctx, nested, frozenset(tool.name for tool in tools), label="task", max_parallel=MAX_PARALLEL,
         refusal="is not a tool this subagent was given",
     )  # fmt: skip
-    description, prompt = args["description"], args["prompt"]
     try:
         answer = await runner.run(
             SubagentRun(

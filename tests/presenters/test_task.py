@@ -159,6 +159,13 @@ async def test_a_host_without_a_runner_fails_the_call_clearly(tmp_path: Path) ->
     assert "runs no subagents" in result.error.message
 
 
+async def test_an_empty_prompt_fails_before_any_child_runs(tmp_path: Path) -> None:
+    runner = Runner(lambda run: asyncio.sleep(0, SubagentAnswer("never", 1)))
+    result = await _task(_session(tmp_path, runner), prompt="  \n")
+    assert result.is_error and result.error is not None and result.error.code == INVALID_ARGS
+    assert "prompt is empty" in result.error.message and not runner.runs
+
+
 async def test_unknown_tools_fail_before_any_child_runs(tmp_path: Path) -> None:
     runner = Runner(lambda run: asyncio.sleep(0, SubagentAnswer("never", 1)))
     result = await _task(_session(tmp_path, runner), tools=["read", "nope"])
