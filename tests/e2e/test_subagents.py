@@ -91,7 +91,8 @@ async def test_a_task_runs_a_child_with_its_own_context_and_the_parent_gets_its_
         chat(text="The subagent says a.txt contains alpha.",
              usage={"prompt_tokens": 130, "completion_tokens": 12, "total_tokens": 142}),
     )  # fmt: skip
-    bridge, session_id = await _start(bridges, server, workspace)
+    prices = ("--context-window", "100000", "--price-in", "1", "--price-out", "2")
+    bridge, session_id = await _start(bridges, server, workspace, *prices)
     response = await asyncio.wait_for(
         bridge.conn.prompt(session_id=session_id, prompt=[{"type": "text", "text": PARENT_PROMPT}]), 30
     )
@@ -146,6 +147,10 @@ async def test_a_task_runs_a_child_with_its_own_context_and_the_parent_gets_its_
     assert response.usage is not None
     assert (response.usage.input_tokens, response.usage.output_tokens) == (330, 35)
     assert response.usage.total_tokens == 365
+    # And toward the session's cost, though not its context gauge (the child's context is its own).
+    gauges = [u for u in updates if u["sessionUpdate"] == "usage_update"]
+    assert [u["used"] for u in gauges] == [110, 110, 110, 142]
+    assert gauges[-1]["cost"]["amount"] == pytest.approx((330 * 1 + 35 * 2) / 1_000_000)
 
 
 async def test_unknown_or_forbidden_tools_fail_the_task_with_the_list_it_could_have(
