@@ -337,3 +337,14 @@ async def test_a_loaded_session_replays_the_task_and_its_nested_cards(
         assert replayed[call_id] == card, call_id
     assert replayed["t1:task:1"]["_meta"]["parentToolCallId"] == "t1"
     assert "It says alpha." in json.dumps(replayed["t1"]["content"])
+    assert not any(u["sessionUpdate"] == "subagent_update" for u in again.updates(session_id))
+
+    # A client that shows subagents gets the child announced and ended as live, under the same id.
+    aware = await bridges("--state-dir", str(state), model=script)
+    await aware.initialize_raw({"subagents": {}})
+    await aware.request("session/load", {"sessionId": session_id, "cwd": str(workspace), "mcpServers": []})
+    children = [u for u in aware.updates(session_id) if u["sessionUpdate"] == "subagent_update"]
+    child_id = f"{session_id}/task/t1"
+    assert [(u["subagentSessionId"], u.get("name"), u.get("state")) for u in children] == [
+        (child_id, "Look at a.txt", None), (child_id, None, "completed"),
+    ]  # fmt: skip
