@@ -170,6 +170,7 @@ class SessionContext:
         features = set(every)
         if offered == {"run_code"} and len(every) > 1:
             features.add(CODE_MODE_ONLY)
+            features.discard("task")  # a program does not start subagents (presenters/run_code.py)
         if self.host.mcp is not None:
             features.add(MCP)
         return features
