@@ -169,7 +169,7 @@ class _Player:
         self.first_prompt: str | None = None
         self.background: dict[str, LiveCard] = {}  # open cards of commands running on, by call id
         # `task` children, for a client that shows them (`subagent_update`).
-        self.subagents = ReplayedSubagents(host.send, host.id, enabled=host.channel.capabilities.subagents)
+        self.subagents = ReplayedSubagents(host.send, host.id, lambda: host.channel.capabilities.subagents)
 
     def feed(self, raw: Mapping[str, Any]) -> None:
         try:

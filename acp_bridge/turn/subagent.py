@@ -251,14 +251,15 @@ class ReplayedSubagents:
     child's own text is not logged: its session carries no messages on replay. Everything goes through
     `send`, the replay's own (on the parent's stream; muted for `session/resume`, which sends nothing)."""
 
-    def __init__(self, send: Callable[[Update], None], session_id: str, *, enabled: bool) -> None:
+    def __init__(self, send: Callable[[Update], None], session_id: str, enabled: Callable[[], bool]) -> None:
         self.send = send
         self.session_id = session_id
-        self.enabled = enabled
+        # Whether the client shows subagents: asked only for a `task` call (a test host may have no channel).
+        self._enabled = enabled
         self.open: list[str] = []  # child session ids announced and not ended, in order
 
     def asked(self, call_id: str, name: str, arguments: object) -> None:
-        if not self.enabled or name != TASK or not isinstance(arguments, Mapping):
+        if name != TASK or not isinstance(arguments, Mapping) or not self._enabled():
             return
         description, prompt = arguments.get("description"), arguments.get("prompt")
         child_id = mapping.child_session_id(self.session_id, call_id)

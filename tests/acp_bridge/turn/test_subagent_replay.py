@@ -22,7 +22,7 @@ def _task(description: str) -> dict[str, Any]:
 
 def test_children_are_announced_and_ended_as_their_results_say_and_orphans_disconnected() -> None:
     sent: list[Any] = []
-    replayed = ReplayedSubagents(sent.append, "s", enabled=True)
+    replayed = ReplayedSubagents(sent.append, "s", lambda: True)
     for call_id in ("a", "b", "c", "d"):
         replayed.asked(call_id, "task", _task(call_id))
     replayed.asked("r", "read", {"file_path": "x"})  # not a subagent
@@ -41,7 +41,7 @@ def test_children_are_announced_and_ended_as_their_results_say_and_orphans_disco
 
 def test_a_client_without_subagents_gets_nothing() -> None:
     sent: list[Any] = []
-    replayed = ReplayedSubagents(sent.append, "s", enabled=False)
+    replayed = ReplayedSubagents(sent.append, "s", lambda: False)
     replayed.asked("a", "task", _task("a"))
     replayed.settled("a", OK)
     replayed.asked("b", "task", _task("b"))
