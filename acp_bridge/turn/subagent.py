@@ -35,7 +35,7 @@ from typing import Protocol
 import anyio
 
 from acp_bridge import mapping
-from acp_bridge.client.channel import ClientChannel
+from acp_bridge.client.channel import SessionPlace
 from acp_bridge.mapping import SubagentState, Update
 from acp_bridge.models import (
     AssistantMessage,
@@ -75,17 +75,11 @@ plan, whatever the text above says about those tools.
 _FINISH_STOPS = {"length": "max_tokens", "content_filter": "refusal"}
 
 
-class SubagentHost(Protocol):
-    """What a child's loop uses of its session (`session.Session` is one)."""
-
-    @property
-    def id(self) -> str: ...
+class SubagentHost(SessionPlace, Protocol):
+    """What a child's loop uses of its session (`session.Session` is one) besides its place."""
 
     @property
     def backend(self) -> ModelBackend: ...
-
-    @property
-    def channel(self) -> ClientChannel: ...
 
     @property
     def max_steps(self) -> int: ...
