@@ -214,15 +214,18 @@ class SessionStore:
             self.flush(session_id)
             # Split at line feeds only: `splitlines` also splits at U+2028 and U+0085, which the encoder
             # leaves unescaped inside strings (a file's text), and would cut such an event in two.
-            lines = path.read_bytes().split(b"\n")
+            data = path.read_bytes()
         except (OSError, ValueError):
             return None
+        # One scan of the whole log for a long digit run (below) instead of one per line: nearly always
+        # there is none, and orjson then reads every line as the standard library would.
+        plain = _LONG_DIGIT_RUN not in data.translate(_DIGITS_AS_ZERO)
         events = []
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
+        for number, line in enumerate(data.split(b"\n"), 1):
+            if not line or line.isspace():
                 continue
             try:
-                event = _loads(line)
+                event = _loads(line, plain)
             except ValueError:
                 log.warning("%s:%d is not a JSON line; skipped", path, number)
                 continue
@@ -241,10 +244,11 @@ _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _LONG_DIGIT_RUN = b"0" * 19
 
 
-def _loads(line: bytes) -> Any:
+def _loads(line: bytes, plain: bool = False) -> Any:
     """One stored line, as `json.loads` reads it (raises ValueError when it is no JSON): orjson where it
-    reads the line alike, which is nearly always (see the module docstring)."""
-    if _LONG_DIGIT_RUN not in line.translate(_DIGITS_AS_ZERO):
+    reads the line alike, which is nearly always (see the module docstring). `plain`: the line is known
+    to hold no long digit run."""
+    if plain or _LONG_DIGIT_RUN not in line.translate(_DIGITS_AS_ZERO):
         try:
             return orjson.loads(line)
         except orjson.JSONDecodeError:

@@ -216,7 +216,11 @@ class SessionManager:
             stopping.add_done_callback(self._stopping.discard)
         remove_stale_temps_soon(session.roots)  # a killed writer's temporary files (see fs_access)
         shown = how == "load"
-        replayed = replay(session if shown else _Unseen(session), log_events)
+        if shown:
+            replayed = replay(session, log_events)
+        else:  # only the cards of commands still running here are drawn (to go on live)
+            running = session.background.running_calls()
+            replayed = replay(_Unseen(session), log_events, keeps=running.__contains__)
         session.background.reopen(list(replayed.background), visible=shown)  # bg
         session.turn_index = replayed.prompts
         session.compactor.count = replayed.compactions
