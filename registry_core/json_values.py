@@ -167,7 +167,15 @@ def _snapshot_mapping(value: Mapping[Any, Any], active: set[int]) -> FrozenDict:
     return FrozenDict(out)
 
 
+# The types a container's items are copied as they are (a float is checked: NaN and infinities are no JSON).
+_PLAIN_SCALARS = frozenset((str, int, bool, type(None)))
+
+
 def _snapshot_sequence(value: list[Any] | tuple[Any, ...], active: set[int]) -> tuple[Any, ...]:
+    # An array of scalars only (a file's lines, a command's argv) is copied in one C-level pass: the item
+    # types are collected without a Python call per item. Such an array cannot contain itself.
+    if _PLAIN_SCALARS.issuperset(map(type, value)):
+        return value if type(value) is tuple else tuple(value)
     ident = id(value)
     if ident in active:
         raise NotJsonError("", "cycle: the value contains itself")

@@ -3,7 +3,10 @@
 The card vocabulary is ~20 small classes that every process defines at start-up, while an editor waits
 for `initialize`. As pydantic models they cost ~30 ms to define (and pydantic itself); as `@dataclass`es
 ~0.5 ms each (the decorator generates and compiles code per class). A `Record` subclass is a plain class:
-its fields are read from its annotations, and checked, the first time it is instantiated.
+its fields are read from its annotations, and checked, the first time it is instantiated: that first time
+also compiles the class's own `__init__` (as `dataclasses` does at definition), a straight run of one
+check per field, since a card may build thousands of records (a read window's lines) and the generic
+loop over the fields costs several times as much.
 
 What a record checks (the subset of pydantic's behaviour the cards rely on): every required field is
 given and no unknown one; `str`, `int` (a `bool` counts as 0/1), `bool`, `None`, `Literal[...]`, unions,
@@ -62,6 +65,8 @@ class Record:
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._record_fields = None
+        if "__init__" not in vars(cls):
+            cls.__init__ = _first_init  # type: ignore[method-assign]
 
     def __init__(self, **values: Any) -> None:
         cls = type(self)
@@ -113,6 +118,66 @@ def _compile(cls: type[Record]) -> tuple[_Field, ...]:
     return fields
 
 
+def _first_init(self: Record, **values: Any) -> None:
+    """A record class's `__init__` until its first instance: compile the class's own, then use it."""
+    cls = type(self)
+    init = _compiled_init(cls, cls._record_fields or _compile(cls))
+    if vars(cls).get("__init__") is _first_init:
+        cls.__init__ = init  # type: ignore[method-assign]
+    init(self, **values)
+
+
+def _compiled_init(cls: type[Record], fields: tuple[_Field, ...]) -> Callable[..., None]:
+    """`Record.__init__`'s loop unrolled for `cls`'s fields: the same checks in the same order, the same
+    errors. Field names are identifiers that never start with "_", so the helpers' names (all with "_")
+    cannot clash."""
+    # Builtins by names of their own: a field may be called `type` (a parameter shadows the builtin).
+    scope: dict[str, Any] = {
+        "_MISSING": _MISSING, "_RecordError": RecordError, "_type": type, "_int": int, "_str": str,
+        "_sorted": sorted,
+    }  # fmt: skip
+    hints = get_type_hints(cls, include_extras=True)
+    params = "".join(f"{name}=_MISSING, " for name, *_ in fields)
+    lines = [f"def __init__(_self, *, {params}**_unknown):" if fields else "def __init__(_self, **_unknown):"]
+    lines.append("    _own = _self.__dict__")
+    for i, (name, default, exact, check) in enumerate(fields):
+        scope[f"_default{i}"], scope[f"_exact{i}"], scope[f"_check{i}"] = default, exact, check
+        label = f"{cls.__name__}.{name}"
+        lines.append(f"    if {name} is _MISSING:")
+        if default is _MISSING:
+            lines.append(f"        raise _RecordError({label + ': missing'!r})")
+        else:
+            lines.append(f"        _own[{name!r}] = _default{i}")
+        if exact:
+            lines.append(f"    elif _type({name}) in _exact{i}:")
+            lines.append(f"        _own[{name!r}] = {name}")
+        minimum = _int_minimum(hints[name])
+        if minimum is not None:  # `Annotated[int, AtLeast(n)]`: a plain int in bounds passes as it is
+            lines.append(f"    elif _type({name}) is _int and {name} >= {minimum}:")
+            lines.append(f"        _own[{name!r}] = {name}")
+        lines.append("    else:")
+        lines.append("        try:")
+        lines.append(f"            _own[{name!r}] = _check{i}({name})")
+        lines.append("        except _RecordError as _exc:")
+        lines.append(f"            raise _RecordError({label + ': '!r} + _str(_exc)) from None")
+    lines.append("    if _unknown:")
+    lines.append(
+        f"        raise _RecordError({cls.__name__ + ': unknown field(s) '!r} + ', '.join(_sorted(_unknown)))"
+    )
+    exec("\n".join(lines), scope)  # our own code, built from the class's annotations
+    init: Callable[..., None] = scope["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    return init
+
+
+def _int_minimum(hint: Any) -> int | None:
+    """The lower bound of an `Annotated[int, AtLeast(n)]` field, else None."""
+    if get_origin(hint) is not Annotated or get_args(hint)[0] is not int:
+        return None
+    bounds = [m.minimum for m in get_args(hint)[1:] if isinstance(m, AtLeast)]
+    return int(max(bounds)) if bounds else None
+
+
 def _exact_types(hint: Any) -> tuple[type, ...]:
     """Types whose exact instances the field takes unchanged without a check: plain `str`, `int`,
     `bool`, `None` and records, alone or in a union (the usual values, on the hot path)."""
@@ -151,7 +216,7 @@ def _check_for(hint: Any) -> Check:
     if origin is Union or origin is types.UnionType:
         return _union(tuple(_check_for(a) for a in args))
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
-        return _tuple_of(_check_for(args[0]))
+        return _tuple_of(_check_for(args[0]), frozenset(_exact_types(args[0])))
     raise TypeError(f"a record field cannot be {hint!r}")
 
 
@@ -243,10 +308,12 @@ def _union(branches: tuple[Check, ...]) -> Check:
     return check
 
 
-def _tuple_of(item: Check) -> Check:
+def _tuple_of(item: Check, exact: frozenset[type]) -> Check:
     def check(value: Any) -> tuple[Any, ...]:
         if not isinstance(value, (tuple, list)):
             raise RecordError(f"expected an array, got {type(value).__name__}")
+        if exact.issuperset(map(type, value)):  # every item passes as it is (one C-level pass)
+            return value if isinstance(value, tuple) else tuple(value)
         out = []
         same = True
         for i, element in enumerate(value):

@@ -212,7 +212,7 @@ class AcpAgent:
         hears the title (before a load's answer, with its replay; after the others')."""
         assert self.store is not None
         asked = params.read_reopen(raw)
-        stored = self.store.load(asked.session_id)
+        stored = self.store.read(asked.session_id)  # its events parsed as the replay reads them
         await self.manager.catalog.load()  # once per process, bounded by its timeout
         setup = asked.setup
         session = self.manager.reopen(

@@ -24,7 +24,15 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from acp_bridge.models import ImageData, ToolCallRequest
-from registry_core import CodeDispatchEvent, JsonValue, ToolResultEvent, snapshot, thaw
+from registry_core import (
+    CodeDispatchEvent,
+    ContentBlock,
+    JsonValue,
+    ToolResultEvent,
+    snapshot,
+    thaw,
+)
+from registry_core.content import content_from_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +218,26 @@ class CallSettled:
     def from_json(raw: Mapping[str, Any]) -> CallSettled:
         note = raw.get("note")
         return CallSettled(ToolResultEvent.from_json(raw), note if isinstance(note, str) else None)
+
+
+@dataclass(frozen=True, slots=True)
+class SettledAnswer:
+    """What a `CallSettled` line told the model: the call, its content, whether it failed. Read without
+    the rest of the line (the presentation meta and the failure's details, which only its card needs),
+    for a replay that draws no card (`session/resume`): on a long session, reading every result's meta is
+    most of the cost of reading the log."""
+
+    call_id: str
+    name: str
+    content: tuple[ContentBlock, ...]
+    is_error: bool
+
+    @staticmethod
+    def from_json(raw: Mapping[str, Any]) -> SettledAnswer:
+        if raw.get("type") != CallSettled.KIND:
+            raise ValueError("not a tool/result event")
+        content = tuple(content_from_json(b) for b in raw.get("content", ()))
+        return SettledAnswer(str(raw["callId"]), str(raw["name"]), content, bool(raw.get("isError")))
 
 
 @dataclass(frozen=True, slots=True)

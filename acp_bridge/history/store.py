@@ -45,7 +45,7 @@ import json
 import logging
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
@@ -209,28 +209,49 @@ class SessionStore:
 
     def load(self, session_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
         """(header, events) of a stored session, or None when there is none (or the id is not ours)."""
+        stored = self.read(session_id)
+        return (stored[0], list(stored[1])) if stored is not None else None
+
+    def read(self, session_id: str) -> tuple[dict[str, Any], Iterator[dict[str, Any]]] | None:
+        """As `load`, the events parsed as they are iterated (once): a replay uses each event right after
+        it is parsed, so a long log is never held in memory as a whole, and is read while in cache. The
+        file is read at once: later appends are not part of it."""
         try:
             path = self._path(session_id)
             self.flush(session_id)
-            # Split at line feeds only: `splitlines` also splits at U+2028 and U+0085, which the encoder
-            # leaves unescaped inside strings (a file's text), and would cut such an event in two.
-            lines = path.read_bytes().split(b"\n")
+            data = path.read_bytes()
         except (OSError, ValueError):
             return None
-        events = []
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                event = _loads(line)
-            except ValueError:
-                log.warning("%s:%d is not a JSON line; skipped", path, number)
-                continue
-            if isinstance(event, dict):
-                events.append(event)
-        if not events or events[0].get("type") != SessionHeader.KIND:
+        # One scan of the whole log for a long digit run (below) instead of one per line: nearly always
+        # there is none, and orjson then reads every line as the standard library would.
+        plain = _LONG_DIGIT_RUN not in data.translate(_DIGITS_AS_ZERO)
+        events = _events(path, data, plain)
+        header = next(events, None)
+        if header is None or header.get("type") != SessionHeader.KIND:
             return None
-        return events[0], events[1:]
+        return header, events
+
+
+def _events(path: Path, data: bytes, plain: bool) -> Iterator[dict[str, Any]]:
+    """The JSON objects of `data`'s lines, in order; a line that is no JSON (a torn last line) is skipped.
+    Lines end at line feeds only: `splitlines` also splits at U+2028 and U+0085, which the encoder leaves
+    unescaped inside strings (a file's text), and would cut such an event in two."""
+    start, number = 0, 0
+    while start < len(data):
+        end = data.find(b"\n", start)
+        if end < 0:
+            end = len(data)
+        line, start = data[start:end], end + 1
+        number += 1
+        if not line or line.isspace():
+            continue
+        try:
+            event = _loads(line, plain)
+        except ValueError:
+            log.warning("%s:%d is not a JSON line; skipped", path, number)
+            continue
+        if isinstance(event, dict):
+            yield event
 
 
 # An integer of 19 digits or more may be past 64 bits (-9223372036854775809 has 19), which orjson reads as
@@ -241,10 +262,11 @@ _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _LONG_DIGIT_RUN = b"0" * 19
 
 
-def _loads(line: bytes) -> Any:
+def _loads(line: bytes, plain: bool = False) -> Any:
     """One stored line, as `json.loads` reads it (raises ValueError when it is no JSON): orjson where it
-    reads the line alike, which is nearly always (see the module docstring)."""
-    if _LONG_DIGIT_RUN not in line.translate(_DIGITS_AS_ZERO):
+    reads the line alike, which is nearly always (see the module docstring). `plain`: the line is known
+    to hold no long digit run."""
+    if plain or _LONG_DIGIT_RUN not in line.translate(_DIGITS_AS_ZERO):
         try:
             return orjson.loads(line)
         except orjson.JSONDecodeError:

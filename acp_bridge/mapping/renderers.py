@@ -248,7 +248,7 @@ def _read_text(view: ReadResultView) -> str:
             return "(empty file)"
         return f"(no lines from line {view.offset}: the file has {view.total_lines} lines)"
     width = len(str(view.lines[-1].number))
-    body = "\n".join(f"{line.number:>{width}} │ {line.text}" for line in view.lines)
+    body = "\n".join([f"{str(line.number).rjust(width)} │ {line.text}" for line in view.lines])
     text = fence(body, view.lang or "")
     first, last = view.lines[0].number, view.lines[-1].number
     if view.truncated or first > 1 or last < view.total_lines:

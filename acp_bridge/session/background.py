@@ -117,6 +117,11 @@ class SessionBackground:
                 live.feed(text)
         return True
 
+    def running_calls(self) -> frozenset[str]:
+        """The ids of the calls whose background commands this bridge still has: the only cards `reopen`
+        keeps live after a replay the client does not see."""
+        return frozenset(c.bash_id for c in self.commands.commands()) if self._active else frozenset()
+
     def end_notes(self) -> list[str]:
         return self.commands.take_end_notes() if self._active else []
 

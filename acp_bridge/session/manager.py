@@ -26,7 +26,7 @@ import asyncio
 import logging
 import os
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -62,7 +62,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-LoadedLog = tuple[Mapping[str, Any], list[dict[str, Any]]]
+# A stored log as the store reads it: its header, and its events (iterated once).
+LoadedLog = tuple[Mapping[str, Any], Iterable[Mapping[str, Any]]]
 
 
 class SessionManager:
@@ -207,6 +208,7 @@ class SessionManager:
             raise InvalidRequest(f"session {session_id} is running a prompt; cancel it before reopening it")
         if how == "fork":
             session_id = self._new_id()
+            log_events = list(log_events)  # copied, then replayed
             self._copy_log(session_id, header, log_events)
         session = Session(self, session_id, stored_cwd, roots)
         self.sessions[session_id] = session
@@ -216,7 +218,11 @@ class SessionManager:
             stopping.add_done_callback(self._stopping.discard)
         remove_stale_temps_soon(session.roots)  # a killed writer's temporary files (see fs_access)
         shown = how == "load"
-        replayed = replay(session if shown else _Unseen(session), log_events)
+        if shown:
+            replayed = replay(session, log_events)
+        else:  # only the cards of commands still running here are drawn (to go on live)
+            running = session.background.running_calls()
+            replayed = replay(_Unseen(session), log_events, keeps=running.__contains__)
         session.background.reopen(list(replayed.background), visible=shown)  # bg
         session.turn_index = replayed.prompts
         session.compactor.count = replayed.compactions
@@ -245,7 +251,7 @@ class SessionManager:
 
     def _stored_log(
         self, how: Reopening, session_id: str, stored: LoadedLog | None
-    ) -> tuple[SessionHeader, list[dict[str, Any]]]:
+    ) -> tuple[SessionHeader, Iterable[Mapping[str, Any]]]:
         """The header and events a reopening starts from: what is stored, or (a fork of a session open
         here that has logged nothing yet) the open session's header and no events."""
         if stored is None:
@@ -261,7 +267,7 @@ class SessionManager:
         except ValueError:
             raise InvalidParams(f"the log of session {session_id} has no readable header") from None
 
-    def _copy_log(self, fork_id: str, header: SessionHeader, log_events: list[dict[str, Any]]) -> None:
+    def _copy_log(self, fork_id: str, header: SessionHeader, log_events: Sequence[Mapping[str, Any]]) -> None:
         """A fork's log: the source's header under the fork's id, then the source's events."""
         if self.recorder is not None:
             self.recorder.begin(fork_id, header.cwd, header.roots)

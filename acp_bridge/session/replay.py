@@ -13,6 +13,11 @@ as live; they are no part of the model's history. A call whose command ran on in
 result view says so) keeps its card open until its `BackgroundEnded` completes it, as live; the cards
 still open at the end are handed back (`Replayed.background`) for the session to reopen.
 
+An unseen replay (`session/resume`, `session/fork`: the client is sent none of it) rebuilds the same
+history and state but draws no card, since presenting and mapping every call would be nearly all of its
+cost. Only the calls `keeps` names (background commands still running in this bridge, whose cards go on
+live) are presented, so that their cards can be handed back.
+
 Must not: run tools or the model again (not even a tool's `preview_call`: a stored card is the pure one),
 or trust the log blindly (an unreadable event is skipped, a call that never settled is closed as
 unfinished).
@@ -21,7 +26,7 @@ unfinished).
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, assert_never
 
@@ -39,6 +44,7 @@ from acp_bridge.history.session_log import (
     LogEvent,
     PermissionsChanged,
     SessionInfoChanged,
+    SettledAnswer,
     UsageReported,
     UserPrompt,
     decode,
@@ -104,15 +110,19 @@ class Replayed:
     background: tuple[LiveCard, ...] = ()
 
 
-def replay(host: ReplayHost, events: Iterable[Mapping[str, Any]]) -> Replayed:
+def replay(
+    host: ReplayHost, events: Iterable[Mapping[str, Any]], *, keeps: Callable[[str], bool] | None = None
+) -> Replayed:
     """Rebuild stored events (as `store.SessionStore.load` reads them) into `host.history`, and send them
     to the client as the updates a live turn sends. Unreadable events are skipped (logged); events of
-    unknown types are no events of ours and are passed over.
+    unknown types are no events of ours and are passed over. With `keeps`, the replay is unseen: nothing
+    is sent, and only the calls it answers True for (by call id) are presented, for their background
+    cards (see the module docstring).
 
     The history is the live turn's: a step's tool results in the order the model asked for the calls
     (the log has them in the order they settled), then the contexts they deferred; a call that never
     settled is answered (and its card closed) where its step ends."""
-    player = _Player(host)
+    player = _Player(host, keeps)
     for raw in events:
         player.feed(raw)
     player.end_step()
@@ -148,15 +158,17 @@ class _Step:
     """The latest stored step being rebuilt: the ids of the calls it asked for (in order), the results
     and file changes logged for them so far, and the contexts those results deferred."""
 
-    call_ids: list[str] = field(default_factory=list)
+    call_ids: dict[str, None] = field(default_factory=dict)  # in order (a dict: a long step's lookups)
     results: dict[str, ToolResultMessage] = field(default_factory=dict)
     commits: dict[str, CallCommitted] = field(default_factory=dict)
     contexts: list[UserMessage] = field(default_factory=list)
 
 
 class _Player:
-    def __init__(self, host: ReplayHost) -> None:
+    def __init__(self, host: ReplayHost, keeps: Callable[[str], bool] | None) -> None:
         self.host = host
+        self.shown = keeps is None
+        self.keeps = keeps or _every_call
         self.asked: dict[str, _Asked] = {}
         self.step = _Step()
         self.prompts = 0
@@ -173,6 +185,13 @@ class _Player:
 
     def feed(self, raw: Mapping[str, Any]) -> None:
         try:
+            if (
+                not self.shown
+                and raw.get("type") == CallSettled.KIND
+                and not self.keeps(str(raw.get("callId")))
+            ):
+                self.answered(SettledAnswer.from_json(raw))  # no card to draw: its answer is all it needs
+                return
             event = decode(raw)
             if event is not None:
                 self.handle(event)
@@ -213,8 +232,9 @@ class _Player:
         complete), and show it where it happened."""
         self.end_step()
         compaction.apply(self.host.history, event)
-        for update in compaction.replayed_updates(event, self.host.channel.capabilities.compaction):
-            self.host.send(update)
+        if self.shown:
+            for update in compaction.replayed_updates(event, self.host.channel.capabilities.compaction):
+                self.host.send(update)
         self.compactions += 1
         self.usage_current = False
 
@@ -225,6 +245,8 @@ class _Player:
             if self.first_prompt is None:
                 self.first_prompt = event.text
         self.host.history.append(UserMessage(event.text, event.images))
+        if not self.shown:
+            return
         # The prompt as the user sent it, block by block (their words, the files they attached).
         for chunk in mapping.user_prompt_chunks(
             event.text,
@@ -239,6 +261,11 @@ class _Player:
         self.end_step()
         host, step = self.host, self.step
         host.history.append(AssistantMessage(event.text, event.tool_calls, event.thought or None))
+        if not self.shown:
+            for call in event.tool_calls:
+                self.asked[call.id] = _Asked(call.name, call.arguments, None, None)
+                step.call_ids.setdefault(call.id)
+            return
         if event.thought:
             host.send(mapping.agent_thought_chunk(event.thought))
         if event.text:
@@ -247,8 +274,7 @@ class _Player:
             presentable = Presentable.of(host.scope, call.name, call.arguments)
             view = presentable.call_view() if presentable is not None else None
             self.asked[call.id] = _Asked(call.name, call.arguments, view, presentable)
-            if call.id not in step.call_ids:
-                step.call_ids.append(call.id)
+            step.call_ids.setdefault(call.id)
             host.send(
                 mapping.tool_call_started(host.wire, call.id, call.name, call.arguments, view, "in_progress")
             )
@@ -260,10 +286,11 @@ class _Player:
         host, record = self.host, event.result
         asked = self.asked.get(record.call_id) or _Asked(record.name, None, None, None)
         result = record.to_result()
-        self.step.results[record.call_id] = ToolResultMessage(
-            record.call_id, record.name, content_text(result.content), result.is_error,
-            result_images(record.name, result.content),
-        )  # fmt: skip
+        self.answered(SettledAnswer(record.call_id, record.name, result.content, result.is_error))
+        if not self.shown:
+            if not self.keeps(record.call_id):
+                return
+            asked = self.presented(asked)
         presentable = asked.presentable
         result_view = presentable.result_view(result) if presentable is not None else None
         if runs_on(result_view):
@@ -271,6 +298,8 @@ class _Player:
             self.background[record.call_id] = LiveCard(
                 record.call_id, asked.name, asked.arguments, asked.view, host.wire, presentable, event.note
             )
+            return
+        if not self.shown:
             return
         updates = mapping.tool_call_completed(
             host.wire, record.call_id, asked.name, asked.arguments, asked.view, result, result_view,
@@ -283,6 +312,13 @@ class _Player:
         if plan is not None:
             host.send(plan)
 
+    def answered(self, answer: SettledAnswer) -> None:
+        """Keep a call's answer for the end of its step."""
+        self.step.results[answer.call_id] = ToolResultMessage(
+            answer.call_id, answer.name, content_text(answer.content), answer.is_error,
+            result_images(answer.name, answer.content),
+        )  # fmt: skip
+
     def code_dispatched(self, event: CodeDispatched) -> None:
         """A nested call of a replayed program: its card, started and completed as live (under the
         program's card, with the note it showed), and its line on the program's card. One whose program
@@ -292,6 +328,8 @@ class _Player:
         if program is None:
             log.warning("session %s: sub-call %s of an unknown program skipped", host.id, record.call_id)
             return
+        if not self.keeps(record.call_id):
+            return  # unseen, and no card to keep: nothing to draw
         arguments = thaw(record.arguments)
         presentable = Presentable.of(host.scope, record.name, arguments)
         view = presentable.call_view() if presentable is not None else None
@@ -310,6 +348,8 @@ class _Player:
                 record.call_id, record.name, arguments, view, host.wire, presentable, event.note,
                 record.parent_call_id,
             )  # fmt: skip
+        if not self.shown:
+            return
         title = ""
         locations: list[mapping.Location] = []
         card_updates: list[mapping.ToolCallStart | mapping.ToolCallProgress] = [started, *completed]
@@ -333,6 +373,8 @@ class _Player:
         (no readable call started it) is passed over."""
         host, record = self.host, event.result
         card = self.background.pop(record.call_id, None)
+        if not self.shown:
+            return  # unseen: only the cards of commands still running here were kept
         if card is None:
             log.warning("session %s: end of an unknown background command %s", host.id, record.call_id)
             return
@@ -352,21 +394,36 @@ class _Player:
             message = step.results.pop(call_id, None)
             if message is None:
                 commit = step.commits.get(call_id)
+                asked = self.asked[call_id]
                 if commit is not None:
-                    message = _committed(self.host, call_id, self.asked[call_id], commit)
+                    message = _committed(self.host, call_id, asked, commit, shown=self.shown)
                 else:
-                    message = _unfinished(self.host, call_id, self.asked[call_id])
+                    message = _unfinished(self.host, call_id, asked, shown=self.shown)
             history.append(message)
         history.extend(step.results.values())  # results of calls no readable step asked for
         history.extend(step.contexts)
         self.step = _Step()
 
+    def presented(self, asked: _Asked) -> _Asked:
+        """`asked` with the call card an unseen replay did not draw when the step was read."""
+        presentable = Presentable.of(self.host.scope, asked.name, asked.arguments)
+        view = presentable.call_view() if presentable is not None else None
+        return _Asked(asked.name, asked.arguments, view, presentable)
 
-def _committed(host: ReplayHost, call_id: str, asked: _Asked, commit: CallCommitted) -> ToolResultMessage:
+
+def _every_call(_call_id: str) -> bool:
+    return True
+
+
+def _committed(
+    host: ReplayHost, call_id: str, asked: _Asked, commit: CallCommitted, *, shown: bool
+) -> ToolResultMessage:
     """Complete the card of a call whose change was logged as made but whose result was not (the bridge
     stopped between the write and the result), from what the tool logged then (its result text and
     meta), and tell the model the change was made."""
     text = f"{commit.summary}\n\n{COMMITTED_NOTE}"
+    if not shown:
+        return ToolResultMessage(call_id, asked.name, text, False)
     result = ToolResult((TextBlock(text),), False, None, commit.meta)
     presentable = asked.presentable
     result_view = presentable.result_view(result) if presentable is not None else None
@@ -378,9 +435,11 @@ def _committed(host: ReplayHost, call_id: str, asked: _Asked, commit: CallCommit
     return ToolResultMessage(call_id, asked.name, text, False)
 
 
-def _unfinished(host: ReplayHost, call_id: str, asked: _Asked) -> ToolResultMessage:
+def _unfinished(host: ReplayHost, call_id: str, asked: _Asked, *, shown: bool) -> ToolResultMessage:
     """Close the card of a call the log has no result for (it was running when the log ends) and answer
     it."""
+    if not shown:
+        return ToolResultMessage(call_id, asked.name, UNFINISHED_MESSAGE, True)
     result = ToolResult(
         (TextBlock(UNFINISHED_MESSAGE),), True, ToolFailureInfo(UNFINISHED_MESSAGE, CANCELLED)
     )

@@ -344,3 +344,32 @@ async def test_reloading_an_open_session_keeps_its_running_command_s_card_live(
     ends = [u for u in bridge.call_updates("bg1", session_id) if u.get("status") == "completed"]
     assert len(ends) == 1  # by the reloaded session alone
     assert fold_cards(bridge.updates(session_id)[before:])["bg1"].output.replace("\r\n", "\n") == "one\ntwo\n"
+
+
+async def test_resuming_an_open_session_keeps_its_running_command_s_card_and_logs_its_end(
+    bridges: StartBridge, tmp_path: Path, workspace: Path
+) -> None:
+    """A resume draws no card, except those of commands still running here (replay.py's `keeps`): the
+    card comes back muted (the client never saw it), and the command's end is still logged by the
+    resumed session, so a later load shows it completed."""
+    gate = tmp_path / "gate"
+    bridge, session_id = await _start(
+        bridges,
+        tmp_path,
+        workspace,
+        [_background("bg1", _gated(gate, "echo two")), {"text": "Ok."}],
+        args=("--state-dir", str(tmp_path / "state")),
+    )
+    assert await bridge.prompt(session_id, "go") == "end_turn"
+    await bridge.wait_for(lambda: "one" in _card(bridge, session_id, "bg1").output)
+    log = tmp_path / "state" / "sessions" / f"{session_id}.jsonl"
+    await bridge.request("session/resume", {"sessionId": session_id, "cwd": str(workspace)})
+    assert "tool/background-end" not in log.read_text()
+
+    gate.touch()
+    await eventually(lambda: "tool/background-end" in log.read_text(), what="the end in the log")
+    before = len(bridge.updates(session_id))
+    await bridge.conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+    card = fold_cards(bridge.updates(session_id)[before:])["bg1"]
+    assert card.status == "completed"
+    assert card.output.replace("\r\n", "\n") == "one\ntwo\n"

@@ -169,6 +169,27 @@ def test_a_log_written_before_the_records_were_typed_replays_as_it_did() -> None
     assert _as_captured(_replayed(channel, session)) == _expected()
 
 
+def test_a_resume_rebuilds_what_a_load_does_and_sends_none_of_the_conversation(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A resume draws no card (replay.py: an unseen replay); the model's history, the next turn's index and
+    the permission state must still be exactly the load's, unreadable lines skipped alike."""
+    events = [json.loads(line) for line in _stored_lines()[1:]]
+    events.insert(3, {"type": "tool/result", "callId": "r9"})  # unreadable: no name
+    header = json.loads(_stored_lines()[0])
+    resumed = SessionManager(FakeChannel(), ScriptedBackend(parse_script({"turns": []})), _tools(), _config())
+    session = resumed.reopen("resume", SESSION_ID, FIXTURE_CWD, (header, events))
+    shown_channel, shown = _load(events)
+    state = _replayed(shown_channel, shown)
+    assert {k: v for k, v in _replayed(resumed.channel, session).items() if k != "updates"} == {
+        k: v for k, v in state.items() if k != "updates"
+    }
+    assert json.loads(json.dumps(state["history"])) == _expected()["history"]  # the captured history
+    kinds = {u["sessionUpdate"] for _, u in resumed.channel.updates}  # type: ignore[attr-defined]
+    assert not kinds & {"user_message_chunk", "agent_message_chunk", "tool_call", "tool_call_update", "plan"}
+    assert sum("unreadable" in r.getMessage() for r in caplog.records) == 2  # once each way
+
+
 def test_unknown_types_and_fields_are_passed_over_and_an_unreadable_event_is_skipped(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
