@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -117,10 +116,12 @@ async def test_rewind_restores_created_changed_and_deleted_files_and_tells_the_m
 ) -> None:
     turn1 = [_bash("sed", "sed -i 's/alpha/ALPHA/' a.txt && rm b.txt && echo new > c.txt")]
     turn2 = [_bash("more", "echo more >> a.txt")]
-    bridge = await _start(
-        bridges, tmp_path,
-        [[{"tool_calls": turn1}, {"text": "one"}], [{"tool_calls": turn2}, {"text": "two"}], [{"text": "three"}]],
-    )  # fmt: skip
+    turns = [
+        [{"tool_calls": turn1}, {"text": "one"}],
+        [{"tool_calls": turn2}, {"text": "two"}],
+        [{"text": "3"}],
+    ]
+    bridge = await _start(bridges, tmp_path, turns)
     before = _tree(workspace)
     session_id = await bridge.new_session(workspace)
     assert await bridge.prompt(session_id, "first turn", within=60) == "end_turn"
@@ -220,7 +221,7 @@ async def test_revert_one_file_of_one_card(bridges: StartBridge, tmp_path: Path,
 async def test_fork_at_a_turn_has_the_conversation_and_the_files_before_it(
     bridges: StartBridge, tmp_path: Path, workspace: Path
 ) -> None:
-    turns = [
+    turns: list[list[dict[str, Any]]] = [
         [{"tool_calls": [_bash("one", "sed -i 's/alpha/ALPHA/' a.txt")]}, {"text": "one"}],
         [{"tool_calls": [_bash("two", "sed -i 's/beta/BETA/' b.txt")]}, {"text": "two"}],
     ]
@@ -253,7 +254,8 @@ async def test_git_repository_and_gitignore_and_the_users_repository_untouched(
            "GIT_COMMITTER_EMAIL": "t@t"}  # fmt: skip
     (workspace / ".gitignore").write_text("build/\n")
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "init"]):
-        subprocess.run(["git", *args], cwd=workspace, env=env, check=True)
+        git = await asyncio.create_subprocess_exec("git", *args, cwd=workspace, env=env)
+        assert await git.wait() == 0
     repo_before = {k: v for k, v in _tree(workspace).items() if k.startswith(".git/")}
     calls = [
         _bash("mk", "mkdir -p build && echo out > build/out.txt && echo src > src.txt && echo x > .envrc")
