@@ -56,7 +56,10 @@ async def test_a_request_reusing_an_in_flight_id_is_refused_and_the_first_stays_
     assert not [u for u in bridge.updates(second) if "toolCallId" in u]  # the second prompt never ran
     await _send(bridge, {"method": "$/cancel_request", "params": {"requestId": "dup"}})
     await bridge.wait_for(lambda: len(bridge.responses("dup")) == 2)
-    assert bridge.responses("dup")[1]["result"] == {"stopReason": "cancelled"}
+    assert bridge.responses("dup")[1]["result"] == {
+        "stopReason": "cancelled",
+        "_meta": {"acpBridge": {"turn": 1}},
+    }
 
 
 async def test_requests_before_initialize_are_refused_and_notifications_ignored(

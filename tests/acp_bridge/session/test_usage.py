@@ -171,5 +171,9 @@ async def test_compact_reports_its_summary_and_a_prompt_without_usage_reports_no
     assert compact == {"stopReason": "end_turn",
                        "usage": {"totalTokens": 100, "inputTokens": 80, "outputTokens": 20}}  # fmt: skip
     assert await _prompt(bridge, session_id, "/title Named") == {"stopReason": "end_turn"}  # no model request
-    assert await _prompt(bridge, session_id, "third") == {"stopReason": "end_turn"}
+    # The third turn: `/compact` and `/title` ran none.
+    assert await _prompt(bridge, session_id, "third") == {
+        "stopReason": "end_turn",
+        "_meta": {"acpBridge": {"turn": 3}},
+    }
     assert len(server.requests) == 4
