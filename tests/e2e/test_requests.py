@@ -109,6 +109,13 @@ def _bad_params(session_id: str, workspace: Path) -> list[tuple[str, Any, str]]:
         ("_acpBridge/setSessionTitle", {"sessionId": session_id, "title": " "}, "title"),
         ("_acpBridge/listRules", {"sessionId": 1}, "sessionId"),
         ("_acpBridge/forgetRules", {"sessionId": session_id, "number": -1}, "number"),
+        ("_acpBridge/checkpoints", {}, "sessionId"),
+        ("_acpBridge/rewind", {"sessionId": session_id, "turn": 0}, "turn"),
+        ("_acpBridge/rewind", {"sessionId": session_id, "turn": 1, "force": "yes"}, "force"),
+        ("_acpBridge/revertFile", {"sessionId": session_id, "toolCallId": "c1", "path": "a.txt"}, "path"),
+        ("_acpBridge/killBackground", {"sessionId": session_id}, "bashId"),
+        ("session/fork", {"sessionId": session_id, "cwd": cwd, "_meta": {"acpBridge": {"turn": "2"}}},
+         "_meta.acpBridge.turn"),
     ]  # fmt: skip
 
 

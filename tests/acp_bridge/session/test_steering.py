@@ -235,6 +235,7 @@ async def test_with_steer_late_turn_a_prompt_sent_during_the_final_answer_runs_n
     assert await steer == {
         "stopReason": "end_turn",
         "usage": {"totalTokens": 18, "inputTokens": 11, "outputTokens": 7},
+        "_meta": {"acpBridge": {"turn": 2}},
     }
     messages = sent_messages(server, 1)
     assert [(m["role"], m.get("content")) for m in messages[1:]] == [

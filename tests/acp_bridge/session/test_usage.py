@@ -149,6 +149,7 @@ async def test_a_prompts_answer_carries_the_tokens_of_all_its_model_requests_com
         "stopReason": "end_turn",
         "usage": {"totalTokens": 850 + 210 + 320, "inputTokens": 1200, "outputTokens": 180,
                   "thoughtTokens": 40, "cachedReadTokens": 500},
+        "_meta": {"acpBridge": {"turn": 1}},
     }  # fmt: skip
     # The next prompt counts its own requests only; no cache or reasoning figure reported, none sent.
     second = await _prompt(bridge, session_id, "hi")
