@@ -33,7 +33,7 @@ from registry_core import Agent, ToolExecution, ToolExecutionInput, ToolExecutio
 from registry_core.policy import ExecuteNext
 
 FOLDERS, FILES = 300, 100
-RUNS = 9
+RUNS = 7
 RATIO_TARGET = 1.5
 DIFF_TARGET_MS = 100.0
 
