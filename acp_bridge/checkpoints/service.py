@@ -149,7 +149,9 @@ class SessionCheckpoints:
             return result
         paths = {root: [rel for rel, _ in found] for root, found in changed.items() if found}
         try:
-            await asyncio.to_thread(self.journal.add_call, CallEntry(turn, call_id, tool, before, after, paths))
+            await asyncio.to_thread(
+                self.journal.add_call, CallEntry(turn, call_id, tool, before, after, paths)
+            )
         except OSError as exc:
             log.warning("checkpoint journal not written: %s", exc)
         changes = [c for found in changed.values() for _, c in found]
