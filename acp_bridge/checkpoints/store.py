@@ -5,7 +5,8 @@ A snapshot is a git tree written into a private repository under the state direc
 the store's own index. Git's index keeps each file's stat data, so a snapshot of a tree where one file
 changed costs a walk of stats (what `git status` costs) plus hashing the changed file: `ls-files` lists the
 modified, deleted and new (not ignored) paths, Python drops those past `MAX_FILE_BYTES` (and protected ones),
-`update-index` hashes the rest, `write-tree` writes the tree (its cache-tree makes that cheap).
+`update-index` hashes the rest, `write-tree` writes the tree (its cache-tree makes that cheap). The index
+is split (`core.splitIndex`), so those two rewrite only the entries that changed.
 
 What a snapshot holds: every file of the root git would add, `.gitignore` files respected (git reads them
 in any work tree, a repository or not), minus the protected paths (`permissions.protected_paths`: a rewind
@@ -114,6 +115,9 @@ class ShadowStore:
             self._git("config", "core.bare", "false")
             self._git("config", "core.untrackedCache", "true")
             self._git("config", "index.version", "4")
+            # A split index writes only what changed since its shared part: update-index and write-tree
+            # rewrite a few entries, not the 30,000 of a big tree (measured: 1.32x -> 1.19x `git status`).
+            self._git("config", "core.splitIndex", "true")
             (self.git_dir / "acp-bridge-root").write_text(self.root + "\n")
         self._ready = True
 
