@@ -44,6 +44,7 @@ from acp_bridge.runtime.boot import (
     check_core_arguments,
     configure_logging,
     handling_signals,
+    keeps_checkpoints,
     load_core,
     load_mcp_config,
     model_endpoint,
@@ -70,7 +71,11 @@ def run(args: argparse.Namespace) -> int:
     check_core_arguments(args)
     # Read now (it is quick): a bad file stops the process with its message before it serves.
     mcp_servers = load_mcp_config(args.mcp_config)
-    facts = AgentFacts(history=not args.no_history, auth_endpoint=model_endpoint(args.model, args.base_url))
+    facts = AgentFacts(
+        history=not args.no_history,
+        auth_endpoint=model_endpoint(args.model, args.base_url),
+        checkpoints=keeps_checkpoints(args),
+    )
     return run_until_exit(serve_stdio(facts, lambda: load_agent(args, facts, mcp_servers), stdio=stdio))
 
 
