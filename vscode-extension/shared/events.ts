@@ -47,7 +47,7 @@ export type SessionEvent =
   | { type: "viewRestored"; view: SessionState }
   /** The user asked the agent to stop a background command (the card's own call started it). */
   | { type: "stopRequested"; toolCallId: string }
-  /** That failed (`reason`), or the command had already ended (`reason` absent): the card says so, or not. */
+  /** The agent answered: stopped, or ended already (`reason` absent: the agent's update ends the card), or it failed (`reason`). */
   | { type: "stopAnswered"; toolCallId: string; reason?: string }
   /**
    * Files put back from the agent's checkpoints: to before `turn`, or `path` of `toolCallId`. `status` is

@@ -178,8 +178,9 @@ function applyEventOnly(state: SessionState, event: SessionEvent): Change {
     case "stopAnswered": {
       const card = state.cards[event.toolCallId];
       if (!card) return {};
+      // Stopped (or ended meanwhile): the card says "Stopping…" until the agent's own update ends it.
       if (event.type === "stopRequested") card.stop = { state: "stopping" };
-      else card.stop = event.reason === undefined ? undefined : { state: "failed", reason: event.reason };
+      else if (event.reason !== undefined) card.stop = { state: "failed", reason: event.reason };
       return { cards: [card.toolCallId] };
     }
     case "restored": {
