@@ -30,7 +30,16 @@ from typing import Any
 
 from acp_bridge import mapping
 from acp_bridge.acp import params
-from acp_bridge.acp.handshake import FORGET_RULES_METHOD, LIST_RULES_METHOD, SET_TITLE, SET_TITLE_METHOD
+from acp_bridge.acp.handshake import (
+    CHECKPOINTS_METHOD,
+    FORGET_RULES_METHOD,
+    KILL_BACKGROUND_METHOD,
+    LIST_RULES_METHOD,
+    REVERT_FILE_METHOD,
+    REWIND_METHOD,
+    SET_TITLE,
+    SET_TITLE_METHOD,
+)
 from acp_bridge.acp.jsonrpc import JsonRpcPeer, NotificationHandler, Reply, RequestHandler
 from acp_bridge.auth import login
 from acp_bridge.client.channel import (
@@ -154,6 +163,11 @@ class AcpAgent:
             SET_TITLE_METHOD: self.set_session_title,
             LIST_RULES_METHOD: self.list_rules,
             FORGET_RULES_METHOD: self.forget_rules,
+            # checkpoints: undo (docs/checkpoints.md), and stopping one background command
+            CHECKPOINTS_METHOD: self.checkpoints,
+            REWIND_METHOD: self.rewind,
+            REVERT_FILE_METHOD: self.revert_file,
+            KILL_BACKGROUND_METHOD: self.kill_background,
         }
         if store is not None:
             self.requests["session/load"] = self.load_session
@@ -212,12 +226,18 @@ class AcpAgent:
         hears the title (before a load's answer, with its replay; after the others')."""
         assert self.store is not None
         asked = params.read_reopen(raw)
+        at_turn = params.fork_turn(raw) if how == "fork" else None  # checkpoints: a fork at turn N
         stored = self.store.load(asked.session_id)
         await self.manager.catalog.load()  # once per process, bounded by its timeout
         setup = asked.setup
-        session = self.manager.reopen(
-            how, asked.session_id, setup.cwd, stored, setup.additional_directories, setup.mcp_servers
-        )
+        if at_turn is not None:
+            session = await self.manager.fork_at(
+                at_turn, asked.session_id, setup.cwd, stored, setup.additional_directories, setup.mcp_servers
+            )
+        else:
+            session = self.manager.reopen(
+                how, asked.session_id, setup.cwd, stored, setup.additional_directories, setup.mcp_servers
+            )
         session.context.client = setup.system_prompt
         result = _session_state(session)
         if how == "fork":
@@ -276,9 +296,35 @@ class AcpAgent:
             )
         return rules_listing(session.permissions)
 
+    async def checkpoints(self, raw: object, _id: object) -> dict[str, Any]:
+        """`_acpBridge/checkpoints` {sessionId}: the session's turns, with how many files each changed."""
+        session = self.manager.get(params.read_session(raw).session_id)
+        return {"turns": session.undo.listing()}
+
+    async def rewind(self, raw: object, _id: object) -> dict[str, Any]:
+        """`_acpBridge/rewind` {sessionId, turn, force?}: the files back as before turn N; `conflict`
+        (nothing written) when one was changed since by someone other than the agent, unless `force`."""
+        asked = params.read_rewind(raw)
+        session = self.manager.get(asked.session_id)
+        return (await session.undo.rewind(asked.turn, force=asked.force)).to_json()
+
+    async def revert_file(self, raw: object, _id: object) -> dict[str, Any]:
+        """`_acpBridge/revertFile` {sessionId, toolCallId, path, force?}: one file back as before that
+        call."""
+        asked = params.read_revert_file(raw)
+        session = self.manager.get(asked.session_id)
+        return (await session.undo.revert_file(asked.tool_call_id, asked.path, force=asked.force)).to_json()
+
+    async def kill_background(self, raw: object, _id: object) -> dict[str, Any]:
+        """`_acpBridge/killBackground` {sessionId, bashId}: stop one background command (`/tasks kill`)."""
+        asked = params.read_kill_background(raw)
+        session = self.manager.get(asked.session_id)
+        return {"killed": session.background.kill(asked.bash_id)}
+
     async def prompt(self, raw: object, request_id: object) -> dict[str, Any]:
         asked = params.read_prompt(raw)
         session = self.manager.get(asked.session_id)
+        turns_before = session.turn_index  # checkpoints: the answer names the turn it ran in
         if isinstance(request_id, (int, str)):
             self._prompts[request_id] = session.id
         try:
@@ -287,7 +333,11 @@ class AcpAgent:
         finally:
             if isinstance(request_id, (int, str)):
                 self._prompts.pop(request_id, None)
-        return answer.response()
+        response = answer.response()
+        if session.turn_index > turns_before:  # a turn ran (not a slash command): its 1-based number
+            meta = response.setdefault("_meta", {})
+            meta.setdefault("acpBridge", {})["turn"] = turns_before + 1
+        return response
 
     async def set_mode(self, raw: object, _id: object) -> dict[str, Any]:
         asked = params.read_set_mode(raw)

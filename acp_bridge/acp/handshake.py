@@ -60,6 +60,11 @@ SET_TITLE_METHOD: Final = "_acpBridge/setSessionTitle"
 # reserves them (a leading underscore), for the VS Code extension.
 LIST_RULES_METHOD: Final = "_acpBridge/listRules"
 FORGET_RULES_METHOD: Final = "_acpBridge/forgetRules"
+# Checkpoints and undo (docs/checkpoints.md), and stopping one background command (what `/tasks kill` does).
+CHECKPOINTS_METHOD: Final = "_acpBridge/checkpoints"
+REWIND_METHOD: Final = "_acpBridge/rewind"
+REVERT_FILE_METHOD: Final = "_acpBridge/revertFile"
+KILL_BACKGROUND_METHOD: Final = "_acpBridge/killBackground"
 
 # The agent's methods besides `initialize` (`connection.AcpAgent` has exactly these; a test compares), so
 # that before the agent exists a known method waits for it and an unknown one is refused at once.
@@ -75,6 +80,10 @@ REQUESTS: Final = (
     SET_TITLE_METHOD,
     LIST_RULES_METHOD,
     FORGET_RULES_METHOD,
+    CHECKPOINTS_METHOD,
+    REWIND_METHOD,
+    REVERT_FILE_METHOD,
+    KILL_BACKGROUND_METHOD,
 )
 HISTORY_REQUESTS: Final = (
     "session/load",
@@ -100,6 +109,7 @@ class AgentFacts(NamedTuple):
 
     history: bool
     auth_endpoint: str | None
+    checkpoints: bool = True  # not `--no-checkpoints`
 
 
 def read_initialize(raw: object) -> ClientCapabilities:
@@ -142,6 +152,8 @@ def initialize_result(facts: AgentFacts, caps: ClientCapabilities) -> dict[str, 
             "mcpCapabilities": {"http": True, "sse": True},
             "sessionCapabilities": session_capabilities(facts.history),
             "auth": auth_capabilities(facts.auth_endpoint),
+            # Checkpoints and undo (docs/checkpoints.md): the `_acpBridge/checkpoints` methods below.
+            "_meta": {"acpBridge": {"checkpoints": facts.checkpoints}},
         },
         "authMethods": auth_methods(facts.auth_endpoint, caps),
         "agentInfo": AGENT_INFO,

@@ -258,6 +258,77 @@ def read_forget_rules(raw: object) -> ForgetRulesParams:
     return ForgetRulesParams(session_id, number)
 
 
+@dataclass(frozen=True, slots=True)
+class RewindParams:
+    """`_acpBridge/rewind`: put the files back as they were before turn `turn` (1-based)."""
+
+    session_id: str
+    turn: int
+    force: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RevertFileParams:
+    """`_acpBridge/revertFile`: put `path` back as it was before the call `tool_call_id`."""
+
+    session_id: str
+    tool_call_id: str
+    path: str
+    force: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class KillBackgroundParams:
+    session_id: str
+    bash_id: str
+
+
+def _turn(value: object, field: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise InvalidParams(
+            f"{field} must be a turn number (1 or more), got {quoted(value)}", data={"field": field}
+        )
+    return value
+
+
+def _flag(fields: _Fields, name: str) -> bool:
+    value = fields.get(name)
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise InvalidParams(f"{name} must be a boolean, got {quoted(value)}", data={"field": name})
+    return value
+
+
+def read_rewind(raw: object) -> RewindParams:
+    fields = _Fields(raw)
+    return RewindParams(fields.string("sessionId"), _turn(fields.get("turn"), "turn"), _flag(fields, "force"))
+
+
+def read_revert_file(raw: object) -> RevertFileParams:
+    fields = _Fields(raw)
+    return RevertFileParams(
+        fields.string("sessionId"),
+        fields.string("toolCallId"),
+        fields.absolute_path("path"),
+        _flag(fields, "force"),
+    )
+
+
+def read_kill_background(raw: object) -> KillBackgroundParams:
+    fields = _Fields(raw)
+    return KillBackgroundParams(fields.string("sessionId"), fields.string("bashId"))
+
+
+def fork_turn(raw: object) -> int | None:
+    """A `session/fork`'s `_meta.acpBridge.turn`: fork at the checkpoint before that turn (None: at the
+    end). Raises InvalidParams for a value that is no turn number."""
+    meta = raw.get("_meta") if isinstance(raw, Mapping) else None
+    ours = meta.get("acpBridge") if isinstance(meta, Mapping) else None
+    turn = ours.get("turn") if isinstance(ours, Mapping) else None
+    return None if turn is None else _turn(turn, "_meta.acpBridge.turn")
+
+
 def read_no_params(raw: object) -> None:
     """A request whose params carry nothing this agent reads (`logout`): an object, or none."""
     _Fields(raw)

@@ -70,7 +70,11 @@ def run(args: argparse.Namespace) -> int:
     check_core_arguments(args)
     # Read now (it is quick): a bad file stops the process with its message before it serves.
     mcp_servers = load_mcp_config(args.mcp_config)
-    facts = AgentFacts(history=not args.no_history, auth_endpoint=model_endpoint(args.model, args.base_url))
+    facts = AgentFacts(
+        history=not args.no_history,
+        auth_endpoint=model_endpoint(args.model, args.base_url),
+        checkpoints=not getattr(args, "no_checkpoints", False),
+    )
     return run_until_exit(serve_stdio(facts, lambda: load_agent(args, facts, mcp_servers), stdio=stdio))
 
 

@@ -12,6 +12,10 @@ first workspace folder (else `rootUri`, else the process cwd). Commands (`worksp
 - `acpBridge.setConfigOption` (arguments: an option id, `mode` / `model` / `thought_level`, and its
   value): changes the current session's option and answers `{sessionId, configOptions}` (with no
   arguments, only answers them).
+- `acpBridge.checkpoints` (no argument), `acpBridge.rewind` (a turn number, optionally `true` to overwrite
+  files changed since by someone other than the agent) and `acpBridge.revertFile` (a tool call id, an
+  absolute path, optionally `true`): the checkpoints of the current session and undo, answering as the ACP
+  face's `_acpBridge/checkpoints`, `_acpBridge/rewind` and `_acpBridge/revertFile` do (docs/checkpoints.md).
 `shutdown`, `exit`, a closed stdin, SIGTERM, SIGHUP and the editor no longer reading our output (EPIPE)
 cancel every prompt, let tools stop (every process they started is killed), end open progress and leave
 no child process behind; SIGINT (Ctrl+C in the editor's terminal) only cancels the running prompt, as
@@ -62,6 +66,9 @@ PROMPT = "acpBridge.prompt"
 CANCEL = "acpBridge.cancel"
 NEW_SESSION = "acpBridge.newSession"
 SET_CONFIG_OPTION = "acpBridge.setConfigOption"
+CHECKPOINTS = "acpBridge.checkpoints"
+REWIND = "acpBridge.rewind"
+REVERT_FILE = "acpBridge.revertFile"
 
 # Builds the core for one connection, once `initialize` said which model (options.model) to use.
 ManagerFactory = Callable[[LspChannel, LspOptions], SessionManager]
@@ -367,6 +374,25 @@ class LspFace:
             raise _bridge_error(exc) from exc
         return {"sessionId": session.id, "configOptions": options}
 
+    async def undo(self, command: str, args: tuple[object, ...]) -> dict[str, Any]:
+        """`acpBridge.checkpoints`, `acpBridge.rewind` and `acpBridge.revertFile` on the current session."""
+        undo = self.session.undo
+        force = len(args) > 0 and args[-1] is True
+        try:
+            if command == CHECKPOINTS:
+                return {"sessionId": self.session.id, "turns": undo.listing()}
+            if command == REWIND:
+                turn = args[0] if args else None
+                if not isinstance(turn, int) or isinstance(turn, bool) or turn < 1:
+                    raise JsonRpcInvalidParams(f"{REWIND} takes a turn number (1 or more), got {turn!r}")
+                return (await undo.rewind(turn, force=force)).to_json()
+            call_id, path = (args[0], args[1]) if len(args) >= 2 else (None, None)
+            if not isinstance(call_id, str) or not isinstance(path, str) or not os.path.isabs(path):
+                raise JsonRpcInvalidParams(f"{REVERT_FILE} takes a tool call id and an absolute path")
+            return (await undo.revert_file(call_id, path, force=force)).to_json()
+        except BridgeError as exc:
+            raise _bridge_error(exc) from exc
+
     async def close(self, why: str) -> None:
         """Cancel every prompt and wait for the core to stop (tools killed), then end open progress.
         Every caller (shutdown, then EOF) waits for the same, single cleanup."""
@@ -483,6 +509,18 @@ async def _set_config_option(ls: BridgeServer, *args: object) -> dict[str, Any]:
     return await ls.require_face().set_config_option(args)
 
 
+async def _checkpoints(ls: BridgeServer, *args: object) -> dict[str, Any]:
+    return await ls.require_face().undo(CHECKPOINTS, args)
+
+
+async def _rewind(ls: BridgeServer, *args: object) -> dict[str, Any]:
+    return await ls.require_face().undo(REWIND, args)
+
+
+async def _revert_file(ls: BridgeServer, *args: object) -> dict[str, Any]:
+    return await ls.require_face().undo(REVERT_FILE, args)
+
+
 async def _answer_received(protocol: LanguageServerProtocol, within: float) -> None:
     """Give requests that arrived before EOF up to `within` seconds to be answered: a client may close
     its end of stdin and still read ours (and pipelined requests arrive together with the EOF)."""
@@ -508,6 +546,9 @@ def build_server(make_manager: ManagerFactory) -> BridgeServer:
     server.command(CANCEL)(_cancel)
     server.command(NEW_SESSION)(_new_session)
     server.command(SET_CONFIG_OPTION)(_set_config_option)
+    server.command(CHECKPOINTS)(_checkpoints)
+    server.command(REWIND)(_rewind)
+    server.command(REVERT_FILE)(_revert_file)
     return server
 
 

@@ -37,6 +37,8 @@ The modules (import the names below from this package, not from them):
 - `options`: `permission_options`, the four options of a permission question, and `option_scope`.
 - `questions`: a question to the user (`ask_user`): `elicitation_params` (the form) and `answer_options`
   (the answers as permission options, when the client has no form).
+- `file_changes`: the files a call changed (its result meta's `fileChanges`) as diff blocks and
+  locations, and the question of a rewind that would overwrite files changed since.
 - `fold`: the updates read back: `read_update`, the reducer `next_card` (call id → `Card`), `fold_cards`.
 - `controls`: config options, cost, a prompt's usage, compaction and notice updates (`config_select`,
   `config_boolean`, `config_option_update`, `cost`, `prompt_usage`, `compaction_update`,
@@ -73,6 +75,7 @@ from .controls import (
     notice,
     prompt_usage,
 )
+from .file_changes import KEEP_OPTION, OVERWRITE_OPTION, change_blocks, overwrite_question
 from .fold import (
     BridgeInfo,
     Card,
@@ -156,6 +159,7 @@ __all__ = [
     "DECLINE_ID",
     "DEFAULT_MAX_UPDATE_BYTES",
     "FINAL_TERMINAL_OUTPUT_CHARS",
+    "KEEP_OPTION",
     "LIVE_OUTPUT_TAIL_CHARS",
     "MAX_DIFF_BLOCKS",
     "MAX_LOCATIONS",
@@ -164,6 +168,7 @@ __all__ = [
     "MAX_SEARCH_LINE_CHARS",
     "MAX_TITLE_CHARS",
     "MAX_WEB_SOURCES",
+    "OVERWRITE_OPTION",
     "RAW_INPUT_MAX_BYTES",
     "RAW_OUTPUT_TEXT_CHARS",
     "REPLY_ID",
@@ -207,6 +212,7 @@ __all__ = [
     "available_commands",
     "bound_update",
     "card_of",
+    "change_blocks",
     "compaction_summary_chunk",
     "compaction_update",
     "config_boolean",
@@ -225,6 +231,7 @@ __all__ = [
     "next_card",
     "notice",
     "option_scope",
+    "overwrite_question",
     "permission_options",
     "permission_tool_call",
     "plan_from_result",

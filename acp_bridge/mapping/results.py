@@ -31,11 +31,13 @@ from registry_core.presentation import (
 
 from .blocks import bridge_meta
 from .budget import bound_update, bounded_raw_input
+from .file_changes import change_blocks
 from .paths import display_path, resolve_path
 from .renderers import error_message, result_card
 from .text import console, console_text, fence, one_line, tail, text_block, truncate_middle
 from .wire import (
     FINAL_TERMINAL_OUTPUT_CHARS,
+    MAX_LOCATIONS,
     RAW_OUTPUT_TEXT_CHARS,
     CardMeta,
     ErrorSummary,
@@ -92,6 +94,10 @@ def tool_call_completed(
         "status": final_status(result, view),
     }
     card = result_card(ctx, call_view, result, view, note)
+    # The files the call changed under the roots (a command's, an MCP tool's: `file_changes`).
+    changed, changed_at = change_blocks(result.meta, ctx.cwd)
+    card.content += changed
+    card.locations = (changed_at + card.locations)[:MAX_LOCATIONS]
     if card.title is not None:
         update["title"] = card.title
     if card.kind is not None:
@@ -144,6 +150,10 @@ def _terminal_completed(
     final["rawOutput"] = _raw_output(result, terminal, ctx.cwd)
     bridge = bridge_meta(tool_name, note=note)
     updates: list[ToolCallProgress] = []
+    # The files the command changed (`file_changes`): diff blocks after the output, one location per hunk.
+    changed, changed_at = change_blocks(result.meta, ctx.cwd)
+    if changed_at:
+        final["locations"] = changed_at
 
     if ctx.terminal_meta:
         # No content: it would replace (wipe) the terminal block. The card's extra lines (error, where
@@ -169,6 +179,9 @@ def _terminal_completed(
             meta["terminal_output"] = {"terminal_id": call_id, "data": data}
         meta["terminal_exit"] = {"terminal_id": call_id, "exit_code": exit_code, "signal": signal}
         final["_meta"] = meta
+        if changed:
+            # Content replaces the card's: the terminal block goes first again, so it is not wiped.
+            final["content"] = [{"type": "terminal", "terminalId": call_id}, *changed]
         updates.append(bound_update(final, ctx.max_update_bytes))
         return updates
 
@@ -186,6 +199,7 @@ def _terminal_completed(
     full_line = _full_output_line(full_output, ctx)
     if full_line:
         content.append(text_block(full_line))
+    content += changed
     final["content"] = content
     final["_meta"] = {"acpBridge": bridge}
     return [bound_update(final, ctx.max_update_bytes)]

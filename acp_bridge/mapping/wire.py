@@ -245,6 +245,8 @@ class MessageChunk(TypedDict):
     sessionUpdate: ChunkKind
     content: TextContent | ImageContent | ResourceLinkContent | EmbeddedResourceContent
     messageId: NotRequired[str]
+    # A replayed prompt's first chunk: `{"acpBridge": {"turn": N}}`, the turn it began (checkpoints).
+    _meta: NotRequired[dict[str, Any]]
 
 
 class PlanEntry(TypedDict):

@@ -192,6 +192,11 @@ def add_core_arguments(parser: argparse.ArgumentParser) -> None:
         "--no-history", action="store_true", help="keep no session logs (no session/list, load or resume)"
     )
     other.add_argument(
+        "--no-checkpoints",
+        action="store_true",
+        help="take no checkpoints of the workspace (no /rewind, no diffs of what commands changed)",
+    )
+    other.add_argument(
         "--extra-tools",
         action="append",
         default=[],
@@ -401,6 +406,7 @@ def load_core(args: argparse.Namespace, mcp_servers: ServerList | None) -> CoreS
             code_mode=getattr(args, "code_mode", DEFAULT_CODE_MODE),
             steer_late=getattr(args, "steer_late", DEFAULT_STEER_LATE),
             wait_notice=args.wait_notice,
+            checkpoints_dir=None if getattr(args, "no_checkpoints", False) else str(state / "checkpoints"),
         ),
         store=_open_store(state, keep_history=not args.no_history),
     )

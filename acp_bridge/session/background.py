@@ -177,6 +177,15 @@ class SessionBackground:
             return f"Stopping background command {command.bash_id} (`{short_command(command.command)}`)."
         return TASKS_USAGE
 
+    def kill(self, bash_id: str) -> bool:
+        """`_acpBridge/killBackground`: start stopping one command, as `/tasks kill` does; False when it is
+        unknown or no longer running."""
+        try:
+            command = self.commands.kill_soon(bash_id, "/tasks kill")
+        except ToolError:
+            return False
+        return command.running
+
     # --- the cards ------------------------------------------------------------------------------------
 
     def _send(self, card: LiveCard, update: Update) -> None:

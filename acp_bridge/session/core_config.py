@@ -55,3 +55,5 @@ class CoreConfig:
     # `--wait-notice`: after how many seconds of the model's silence the user is told, and again every as
     # many seconds (0: never).
     wait_notice: float = DEFAULT_WAIT_NOTICE_S
+    # Where checkpoints are kept (`acp_bridge.checkpoints`, `<state>/checkpoints`); None: none are taken.
+    checkpoints_dir: str | None = None

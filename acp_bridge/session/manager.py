@@ -27,11 +27,14 @@ import logging
 import os
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
 from acp_bridge import mapping
+from acp_bridge.checkpoints.service import SessionCheckpoints, UnknownTurn
+from acp_bridge.checkpoints.wrapper import checkpoint_wrapper
 from acp_bridge.client.channel import ClientChannel, Update
 from acp_bridge.common.errors import InvalidParams, InvalidRequest, ResourceNotFound, quoted
 from acp_bridge.history.session_index import clean_title
@@ -45,6 +48,7 @@ from acp_bridge.session.core_config import CoreConfig as CoreConfig
 from acp_bridge.session.processes import SessionResources
 from acp_bridge.session.prompt_context import add_folder_instructions
 from acp_bridge.session.replay import replay
+from acp_bridge.session.rewind import events_before_turn
 from acp_bridge.session.session import Recorder, Session
 from presenters.disk import remove_stale_temps_soon
 from presenters.run_code import run_code_tool
@@ -106,6 +110,9 @@ class SessionManager:
             self.registry.register(run_code_tool(), transport=True)
         if self.config.code_mode == "only":
             self.registry.add_guard(self._through_code_only)
+        if self.config.checkpoints_dir is not None:
+            # Outermost: a call that timed out is still followed by its snapshot (acp_bridge.checkpoints).
+            self.registry.add_execute_wrapper(checkpoint_wrapper, outermost=True)
 
     def resources_of(self, session_id: str) -> SessionResources:
         """The session's processes and scratch directory (released by `close` and `shutdown`)."""
@@ -182,6 +189,8 @@ class SessionManager:
         stored: LoadedLog | None,
         extra_roots: Sequence[str] = (),
         mcp_servers: ServerList | None = None,
+        *,
+        at_turn: tuple[int, SessionCheckpoints] | None = None,
     ) -> Session:
         """Reopen session `session_id` from `stored`, its stored (header, events), or None when nothing is
         stored; its roots are `cwd` and `extra_roots` (ACP: the complete list for the reopened session;
@@ -207,6 +216,9 @@ class SessionManager:
             raise InvalidRequest(f"session {session_id} is running a prompt; cancel it before reopening it")
         if how == "fork":
             session_id = self._new_id()
+            if at_turn is not None:  # checkpoints: a fork at a turn (`fork_at`)
+                log_events = events_before_turn(log_events, at_turn[0])
+                at_turn[1].fork_to(session_id, at_turn[0])
             self._copy_log(session_id, header, log_events)
         session = Session(self, session_id, stored_cwd, roots)
         self.sessions[session_id] = session
@@ -242,6 +254,50 @@ class SessionManager:
             base = clean_title(session.title or "Untitled session")
             session.set_title(f"{FORK_PREFIX}{base[:MAX_FORKED_TITLE]}", source="fork", tell=False)
         return session
+
+    async def fork_at(
+        self,
+        turn: int,
+        session_id: str,
+        cwd: str,
+        stored: LoadedLog | None,
+        extra_roots: Sequence[str] = (),
+        mcp_servers: ServerList | None = None,
+    ) -> Session:
+        """`session/fork` at a checkpoint: the files the source's agent changed in turn `turn` and later go
+        back as they were before it (`checkpoints`), then a fork whose conversation ends before that turn,
+        with the source's checkpoints of the turns before. Raises InvalidParams (no such turn), InvalidRequest
+        (no checkpoints, the source is running a prompt, or a file changed since by someone other than the
+        agent: nothing is written then), and as `reopen`."""
+        base = self.config.checkpoints_dir
+        if base is None:
+            raise InvalidRequest("this bridge keeps no checkpoints: a fork at a turn needs them")
+        header, log_events = self._stored_log("fork", session_id, stored)
+        events_before_turn(log_events, turn)  # the turn must exist before anything is written
+        source = self.sessions.get(session_id)
+        checkpoints = source.checkpoints if source is not None else None
+        if checkpoints is None:
+            roots = _roots(header.cwd, extra_roots)
+            checkpoints = SessionCheckpoints(Path(base), session_id, roots, roots[0])
+        if source is not None and source.busy:
+            raise InvalidRequest(
+                f"session {session_id} is running a prompt; cancel it before forking at a turn"
+            )
+        try:
+            outcome = await checkpoints.rewind(turn)
+        except UnknownTurn as exc:
+            raise InvalidParams(str(exc), data={"turn": turn}) from None
+        if outcome.status == "conflict":
+            raise InvalidRequest(
+                "files were changed since by someone other than the agent: "
+                + ", ".join(path for path, _ in outcome.conflicts),
+                data=outcome.to_json(),
+            )
+        if source is not None:
+            source.undo.tell(outcome, f"the files changed in turn {turn} and later (a fork at turn {turn})")
+        return self.reopen(
+            "fork", session_id, cwd, stored, extra_roots, mcp_servers, at_turn=(turn, checkpoints)
+        )
 
     def _stored_log(
         self, how: Reopening, session_id: str, stored: LoadedLog | None

@@ -222,13 +222,16 @@ class _Player:
                 self.first_prompt = event.text
         self.host.history.append(UserMessage(event.text, event.images))
         # The prompt as the user sent it, block by block (their words, the files they attached).
-        for chunk in mapping.user_prompt_chunks(
+        chunks = mapping.user_prompt_chunks(
             event.text,
             [(image.mime_type, image.data) for image in event.images],
             event.blocks,
             message_id=event.message_id,
             max_bytes=self.host.wire.max_update_bytes,
-        ):
+        )
+        if chunks and not event.steered:  # checkpoints: the turn it began, for "restore to before"
+            chunks[0]["_meta"] = {"acpBridge": {"turn": self.prompts}}
+        for chunk in chunks:
             self.host.send(chunk)
 
     def assistant_step(self, event: AssistantStep) -> None:

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from acp_bridge import mapping
+from acp_bridge.checkpoints.service import CHECKPOINTS_SERVICE, session_checkpoints
 from acp_bridge.client.channel import ClientChannel, PermissionOutcome, Update
 from acp_bridge.client.fs import ClientFiles
 from acp_bridge.client.questions import SessionQuestions
@@ -58,6 +59,7 @@ from acp_bridge.session.processes import SessionResources
 from acp_bridge.session.prompt_blocks import Prompt, read_prompt
 from acp_bridge.session.prompt_context import INSTRUCTIONS_SERVICE, SessionContext
 from acp_bridge.session.prompt_slot import PromptSlot
+from acp_bridge.session.rewind import SessionRewind, rewind_argument
 from acp_bridge.session.steering import PromptAnswer, SessionSteering
 from acp_bridge.session.title import SessionTitle
 from acp_bridge.turn.loop import StopReason, Turn
@@ -170,6 +172,11 @@ class Session:
         self.history: list[Message] = []
         self.turn_index = 0
         self.mcp: SessionServers | None = None  # the session's MCP servers, when it has any
+        # Checkpoints of its roots and undo (acp_bridge.checkpoints, rewind.py); None without a store.
+        self.checkpoints = session_checkpoints(manager.config.checkpoints_dir, session_id, roots, cwd)
+        if self.checkpoints is not None:
+            services[CHECKPOINTS_SERVICE] = self.checkpoints
+        self.undo = SessionRewind(self)
 
     @property
     def turn(self) -> Turn | None:
@@ -271,6 +278,10 @@ class Session:
         self.controls.meter.begin_prompt()  # the answer's `usage` counts this prompt's requests only
         text = prompt.text
         compact_focus = compact_command(text) if not prompt.images else None
+        rewind = rewind_argument(text) if not prompt.images else None
+        if rewind is not None:
+            await self.undo.command(rewind)  # checkpoints: `/rewind [N]` (rewind.py)
+            return "end_turn"
         if text.startswith("/") and compact_focus is None and not prompt.images:
             handled = self.commands.run(text)
             if handled:
@@ -306,6 +317,8 @@ class Session:
             vision=vision,
             wait_notice=self.manager.config.wait_notice,
         )
+        if self.checkpoints is not None and compact_focus is None:
+            self.checkpoints.begin_turn(self.turn_index + 1, prompt.text)  # checkpoints: turn N begins
         work = (
             # prompt glue: the turn gets the session's system prompt first (prompt_context).
             self.context.run_turn(turn, turn.run(prompt.text, prompt.images, prompt.blocks))

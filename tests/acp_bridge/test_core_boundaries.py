@@ -38,6 +38,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("history",),  # session logs on disk, the session index
     ("permissions",),  # modes, scopes, rules, the gate
     ("mcp",),  # the user's MCP servers
+    ("checkpoints",),  # snapshots of the roots outside them, the files a call changed, undo
     ("turn",),  # the agent loop of one prompt
     ("session",),  # sessions and their manager
     ("auth",),  # login and the auth methods

@@ -208,6 +208,14 @@ def big(chars: int) -> str:
     return "x" * chars
 
 
+@server.tool()
+def save(path: str, text: str) -> str:
+    """Write a file (an absolute path): a tool that changes files outside the bridge's own file tools."""
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    return f"saved {len(text)} characters"
+
+
 @server.prompt()
 def greet(name: str) -> str:
     """Greet someone."""
