@@ -16,11 +16,14 @@ pre-execute listener that asks before a write or edit outside the session's root
 | `web_fetch`  | web.py     | generic, kind fetch    | web, kind fetch         | parallel    |
 | `todo_write` | plan.py    | generic, kind think    | generic (+ meta.todos)  | exclusive   |
 | `ask_user`   | ask_user.py| generic (the question) | generic (the answer)    | exclusive   |
+| `task`       | task.py    | generic, kind think    | generic (the answer)*** | parallel    |
 
 * Before a permission question the host awaits the tool's `preview_call`: the same hunks as the result
 card, against the file as it is (`read` only pins the file the question is about; see `landing`).
 ** With `run_in_background` the result card says the command runs on (`background`): the host keeps the
 card live until the command ends (`background.py`, the session's `services["background"]`).
+*** A subagent: the host runs its model loop (`services["subagents"]`); each call it makes is a nested
+call of the task (`nested_calls.py`, shared with `run_code`), with its own card under the task's.
 
 `run_code` (run_code.py: Code Mode, a TypeScript program calling the other tools from a Deno sandbox) is
 not in the table: a host registers it as its registry's transport (`register(..., transport=True)`).
@@ -49,6 +52,7 @@ if TYPE_CHECKING:
     from .plan import todo_write_tool
     from .read import read_tool
     from .shell import bash_tool
+    from .task import task_tool
     from .web import web_fetch_tool
     from .workspace import workspace_policy
     from .write import write_tool
@@ -69,6 +73,7 @@ __all__ = [
     "kill_bash_tool",
     "read_tool",
     "resolve",
+    "task_tool",
     "todo_write_tool",
     "web_fetch_tool",
     "workspace_policy",
@@ -92,6 +97,7 @@ _HOME: dict[str, str] = {
     "kill_bash_tool": "background_tools",
     "read_tool": "read",
     "resolve": "paths",
+    "task_tool": "task",
     "todo_write_tool": "plan",
     "web_fetch_tool": "web",
     "workspace_policy": "workspace",

@@ -15,6 +15,7 @@ from .grep import Backend, grep_tool
 from .plan import todo_write_tool
 from .read import read_tool
 from .shell import bash_tool
+from .task import task_tool
 from .web import web_fetch_tool
 from .write import write_tool
 
@@ -47,4 +48,5 @@ def build_tools(
         web_fetch_tool(allow_private_network=allow_private_network),
         todo_write_tool(),
         ask_user_tool(),
+        task_tool(),
     ]

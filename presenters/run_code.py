@@ -30,54 +30,45 @@ every call the program made has settled.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import dataclasses
-import itertools
 import json
 import os
-from collections import deque
 from collections.abc import Sequence
 from typing import Any, Final
 
 from registry_core import (
-    CANCELLED,
     INTERNAL,
     INVALID_ARGS,
     TOOL_FAILED,
-    UNKNOWN_TOOL,
-    CancelReason,
-    CodeDispatchLog,
     ContentText,
     ContextMessage,
     GenericCallView,
     GenericResultView,
-    NestedCallProgress,
     NestedDispatch,
     NestedTool,
     Output,
     ToolDefinition,
     ToolError,
-    ToolExecutionInput,
-    ToolExecutionResult,
     ToolResult,
     ToolRunContext,
     ToolSuccess,
     content_text,
     define_tool,
-    snapshot,
     thaw,
 )
-from registry_core.cancellation import linked
-from registry_core.json_values import NotJsonError
 
 from .deno_sandbox import CallReply, ProgramOutcome, SandboxLimits, run_program
+from .nested_calls import NestedCalls, calls_phrase
 from .runtime import scratch_of
 from .ts_signatures import declarations, is_binding
 
 NAME: Final = "run_code"
 LANGUAGE: Final = "typescript"
 MAX_PARALLEL: Final = 8
+# Tools a program is not given although its scope shows them: `task` runs a whole subagent (its own model
+# loop and calls, nested under the task's card), which a program's one-level list of calls cannot hold.
+NOT_IN_PROGRAMS: Final = frozenset({"task"})
 MAX_CODE_CHARS: Final = 100_000
 MAX_SHOWN_VALUE_CHARS: Final = 50_000  # of the returned value's JSON, in the model's result
 MAX_VALUE_BYTES: Final = 1024 * 1024  # a larger return value fails the program (it should summarise)
@@ -103,7 +94,8 @@ def run_code_tool(*, limits: SandboxLimits = SandboxLimits()) -> ToolDefinition:
         return await _run(args, ctx, limits)
 
     def describe(tools: Sequence[NestedTool]) -> str:
-        return f"{summary}\n\nThe functions:\n```ts\n{declarations(tools)}\n```"
+        shown = [tool for tool in tools if tool.name not in NOT_IN_PROGRAMS]
+        return f"{summary}\n\nThe functions:\n```ts\n{declarations(shown)}\n```"
 
     definition = define_tool(
         name=NAME,
@@ -155,7 +147,7 @@ async def _run(args: Any, ctx: ToolRunContext, limits: SandboxLimits) -> dict[st
         raise ToolError(
             "run_code ran outside a registry dispatch: it has no tools to give the program.", code=INTERNAL
         )
-    names = [tool.name for tool in nested.nested_tools()]
+    names = [tool.name for tool in nested.nested_tools() if tool.name not in NOT_IN_PROGRAMS]
     calls = _SubCalls(ctx, nested, frozenset(names))
     scratch = scratch_of(ctx.agent)
     parent_dir = cache_dir = None
@@ -209,15 +201,10 @@ def _outcome_value(outcome: ProgramOutcome, calls: _SubCalls) -> dict[str, Any]:
         error = outcome.error or "The program failed."
     parts = [error]
     if made:
-        parts.append(f"It made {_calls_phrase(made, failed)} before it ended; they took effect.")
+        parts.append(f"It made {calls_phrase(made, failed)} before it ended; they took effect.")
     if outcome.output:
         parts.append(f"It printed:\n{outcome.output.rstrip()}")
     raise ToolError("\n\n".join(parts), code=TOOL_FAILED)
-
-
-def _calls_phrase(made: int, failed: int) -> str:
-    text = f"{made} tool call{'s' if made != 1 else ''}"
-    return f"{text} ({failed} failed)" if failed else text
 
 
 def _render(_args: Any, value: Any) -> str:
@@ -228,84 +215,36 @@ def _render(_args: Any, value: Any) -> str:
     if value["output"]:
         parts.append(f"It printed:\n{value['output'].rstrip()}")
     if value["calls"]:
-        parts.append(f"It made {_calls_phrase(value['calls'], value['failed_calls'])}.")
+        parts.append(f"It made {calls_phrase(value['calls'], value['failed_calls'])}.")
     return "\n\n".join(parts)
 
 
 class _SubCalls:
-    """The calls of one program: their ids, their scheduling, their dispatch and their log."""
+    """The calls of one program (`NestedCalls`), answered to the program as `CallReply`s."""
 
     def __init__(self, ctx: ToolRunContext, nested: NestedDispatch, visible: frozenset[str]) -> None:
         self.ctx = ctx
-        self.nested = nested
-        self.visible = visible
-        # Fires with the outer call's signal (the user's cancel, a timeout) or when the program ends first.
-        self.signal = linked(ctx.signal)
-        self.numbers = itertools.count(1)
-        self.results: dict[int, ToolExecutionResult] = {}
-        self.schedule = _Schedule(MAX_PARALLEL)
+        self.calls = NestedCalls(ctx, nested, visible, label="code", max_parallel=MAX_PARALLEL)
 
     async def call(self, tool: str, args: Any) -> CallReply:
-        if tool not in self.visible:
-            shown = ", ".join(sorted(self.visible)) or "none"
-            return CallReply(
-                False,
-                error=f"`{tool}` is not a tool this program can call (it can call: {shown}).",
-                code=UNKNOWN_TOOL,
-            )
-        try:
-            arguments = snapshot(args)
-        except NotJsonError as exc:
-            return CallReply(False, error=f"the arguments of {tool}() are not JSON: {exc}", code=INVALID_ARGS)
-        number = next(self.numbers)
-        call_id = f"{self.ctx.call_id}:code:{number}"
-        execution = self.ctx.execution
-        self.ctx.progress(NestedCallProgress(call_id=call_id, name=tool, arguments=arguments))
-        exclusive = self.nested.execution_mode(tool, arguments) == "exclusive"
-        await self.schedule.enter(exclusive)
-        try:
-            result = await self.nested.execute(
-                ToolExecutionInput(
-                    call_id=call_id,
-                    name=tool,
-                    arguments=arguments,
-                    signal=self.signal,
-                    agent=execution.agent,
-                    parent=execution.token,
-                    on_progress=execution.on_progress,
-                )
-            )
-        finally:
-            self.schedule.leave(exclusive)
-        self.results[number] = result
-        await self.nested.log_code_dispatch(
-            CodeDispatchLog(
-                execution,
-                call_id,
-                tool,
-                arguments,
-                result.is_error,
-                result.content,
-                result.error,
-                result.meta,
-            )
-        )
+        result = await self.calls.call(tool, args)
         if isinstance(result, ToolSuccess):
             return CallReply(True, thaw(result.value))
         return CallReply(False, error=result.error.message, code=result.error.code)
 
     def stop(self) -> None:
         """The program ended (or was stopped): calls still running are cancelled."""
-        self.signal.trigger(CancelReason(CANCELLED, "The program ended before this call finished."))
+        self.calls.stop()
 
     def counts(self) -> tuple[int, int]:
-        return len(self.results), sum(r.is_error for r in self.results.values())
+        return self.calls.counts()
 
     def forward(self, ctx: ToolRunContext) -> None:
         """Defer the sub-calls' contexts in call order; forward an authoritative nested conclusion."""
-        self.signal.close()
-        for number in sorted(self.results):
-            result = self.results[number]
+        self.calls.close()
+        results = self.calls.results
+        for number in sorted(results):
+            result = results[number]
             for context in result.additional_contexts:
                 ctx.defer_context(_sourced(context, f"{NAME} {self.ctx.call_id}:code:{number}"))
             if isinstance(result, ToolSuccess) and result.concludes_turn:
@@ -314,52 +253,6 @@ class _SubCalls:
 
 def _sourced(context: ContextMessage, source: str) -> ContextMessage:
     return context if context.source is not None else ContextMessage(context.content, source)
-
-
-class _Schedule:
-    """Who runs when: calls start in arrival order; parallel ones share up to `limit` slots, an exclusive
-    one waits until nothing runs and runs alone."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.running = 0
-        self.exclusive = False
-        self.queue: deque[tuple[bool, asyncio.Future[None]]] = deque()
-
-    # `enter` / `leave` rather than an async context manager: one per sub-call, and
-    # `contextlib.asynccontextmanager` costs a generator and its frames each time.
-    async def enter(self, exclusive: bool) -> None:
-        """Wait for this call's turn; every `enter` that returns is matched by one `leave`."""
-        ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.queue.append((exclusive, ready))
-        self._admit()
-        try:
-            await ready
-        except BaseException:
-            if ready.done() and not ready.cancelled():
-                self.leave(exclusive)  # admitted just as we were cancelled: give the slot back
-            else:
-                self.queue = deque(entry for entry in self.queue if entry[1] is not ready)
-                self._admit()
-            raise
-
-    def leave(self, exclusive: bool) -> None:
-        self.running -= 1
-        if exclusive:
-            self.exclusive = False
-        self._admit()
-
-    def _admit(self) -> None:
-        while self.queue and not self.exclusive:
-            exclusive, ready = self.queue[0]
-            if exclusive and self.running:
-                return
-            if not exclusive and self.running >= self.limit:
-                return
-            self.queue.popleft()
-            self.running += 1
-            self.exclusive = exclusive
-            ready.set_result(None)
 
 
 # --- cards ----------------------------------------------------------------------------------------

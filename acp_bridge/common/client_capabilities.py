@@ -27,6 +27,7 @@ class ClientCapabilities(NamedTuple):
     `auth_terminal_meta`: the older signal of the same,
     `_meta["terminal-auth"]: true` (Zed, and the ACP Registry's check), answered by an auth method that
     carries the command in its own `_meta["terminal-auth"]`.
+    `subagents`: `subagents` (`{}`), the subagents RFD's `subagent_update` and child session streams.
     """
 
     terminal_meta: bool = False
@@ -42,6 +43,7 @@ class ClientCapabilities(NamedTuple):
     config_boolean: bool = False
     auth_terminal: bool = False
     auth_terminal_meta: bool = False
+    subagents: bool = False
 
     @staticmethod
     def from_acp(
@@ -76,4 +78,5 @@ class ClientCapabilities(NamedTuple):
             config_boolean=isinstance(config_options.get("boolean"), Mapping),
             auth_terminal=auth.get("terminal") is True,
             auth_terminal_meta=meta.get("terminal-auth") is True,
+            subagents=isinstance(caps.get("subagents"), Mapping),
         )

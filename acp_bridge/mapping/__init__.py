@@ -47,6 +47,8 @@ The modules (import the names below from this package, not from them):
   `_meta.acpBridge.instructions`).
 - `nested`: the calls a program made (Code Mode sub-calls): `_meta.parentToolCallId` on their cards, the
   program card's list of them, and the permission question that names the program.
+- `subagents`: the subagents RFD's `subagent_update` (`child_session_id`, `subagent_announced`,
+  `subagent_ended`), for a client that advertises `clientCapabilities.subagents`.
 """
 
 # The bridge core calls the builders by these names and parameters: keep them (additions only, with
@@ -115,6 +117,7 @@ from .paths import display_path, relativize_title, resolve_path
 from .questions import ANSWER_PREFIX, DECLINE_ID, REPLY_ID, answer_options, elicitation_params
 from .results import final_status, tool_call_completed
 from .state import available_commands, mode_update, session_info_update, session_modes, usage_update
+from .subagents import child_session_id, subagent_announced, subagent_ended
 from .wire import (
     DEFAULT_MAX_UPDATE_BYTES,
     FINAL_TERMINAL_OUTPUT_CHARS,
@@ -143,6 +146,8 @@ from .wire import (
     PlanEntry,
     PromptUsage,
     SessionModeState,
+    SubagentState,
+    SubagentUpdate,
     ToolCallContent,
     ToolCallProgress,
     ToolCallStart,
@@ -196,6 +201,8 @@ __all__ = [
     "PlanEntry",
     "PromptUsage",
     "SessionModeState",
+    "SubagentState",
+    "SubagentUpdate",
     "TextChunk",
     "ToolCallContent",
     "ToolCallProgress",
@@ -213,6 +220,7 @@ __all__ = [
     "bound_update",
     "card_of",
     "change_blocks",
+    "child_session_id",
     "compaction_summary_chunk",
     "compaction_update",
     "config_boolean",
@@ -245,6 +253,8 @@ __all__ = [
     "scope_words",
     "session_info_update",
     "session_modes",
+    "subagent_announced",
+    "subagent_ended",
     "terminal_output",
     "tool_call_completed",
     "tool_call_previewed",

@@ -65,12 +65,15 @@ def with_parent(update: CardUpdate, parent_id: str) -> CardUpdate:
     return cast(CardUpdate, out)
 
 
-def nested_permission_call(tool_call: ToolCallUpdate, parent_id: str, program: str) -> ToolCallUpdate:
+def nested_permission_call(
+    tool_call: ToolCallUpdate, parent_id: str, program: str, *, asker: str = "the program"
+) -> ToolCallUpdate:
     """The `toolCall` of a permission question about a nested call: the call's own card, headed by a line
-    naming the program it comes from (`program`: the program card's title)."""
+    naming the program it comes from (`program`: the program card's title; `asker`: what made the call,
+    "the program" of a Code Mode call, "the subagent" of a task)."""
     out = copy.copy(tool_call)
     content = list(out.get("content") or [])
-    content.insert(0, text_block(f"Asked by the program of `{one_line(program)[0]}` (call {parent_id})."))
+    content.insert(0, text_block(f"Asked by {asker} of `{one_line(program)[0]}` (call {parent_id})."))
     out["content"] = content
     return with_parent(out, parent_id)
 

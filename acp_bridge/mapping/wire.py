@@ -419,6 +419,30 @@ class Notice(TypedDict):
     _meta: NotRequired[NoticeMeta]
 
 
+SubagentState = Literal["running", "completed", "failed", "cancelled", "disconnected"]
+
+
+class SubagentBridgeMeta(TypedDict):
+    toolCallId: str
+
+
+class SubagentMeta(TypedDict):
+    acpBridge: SubagentBridgeMeta
+
+
+class SubagentUpdate(TypedDict):
+    """`subagent_update` (unstable, the subagents RFD): a child session announced, or its state, on its
+    parent's stream (upsert: a field it lacks is unchanged). Only for a client with
+    `clientCapabilities.subagents`."""
+
+    sessionUpdate: Literal["subagent_update"]
+    subagentSessionId: str
+    name: NotRequired[str]
+    task: NotRequired[str]
+    state: NotRequired[SubagentState]
+    _meta: NotRequired[SubagentMeta]
+
+
 class CommandInput(TypedDict):
     hint: str
 
@@ -447,6 +471,7 @@ Update = (
     | CompactionSummaryChunk
     | Notice
     | SessionInfoUpdate
+    | SubagentUpdate
 )
 """The `update` object of a `session/update` notification: every shape the bridge emits."""
 

@@ -107,7 +107,9 @@ class StepRequest:
     `model` and `reasoning_effort` are the session's choices (its model picker), None for the backend's
     own model and the model's default effort. `purpose` is `summary` for a compaction's request (the
     conversation to summarize, no tools); `summary_index` counts the session's compactions from 0, for
-    the scripted backend to pick its scripted summary.
+    the scripted backend to pick its scripted summary. `subagent` is the task's description when a
+    subagent (the `task` tool's child loop) makes the request, None for the session's own agent; the
+    scripted backend replays a child's script by it (a real model sees only the child's own messages).
     """
 
     messages: Sequence[Message]
@@ -119,6 +121,7 @@ class StepRequest:
     reasoning_effort: str | None = None
     purpose: Literal["turn", "summary"] = "turn"
     summary_index: int = 0
+    subagent: str | None = None
 
 
 # --- step events (what a backend yields) ---------------------------------------------------------

@@ -18,6 +18,10 @@ and compaction offline:
   (`StepRequest.purpose == "summary"`): a session's first compaction gets the first, and so on, the last
   one repeating; without it a summary request gets a short generic summary. Summary requests never use
   up a turn of the script.
+- `"subagents": {"<key>": {"steps": [...]}}` (top level): the steps a subagent (a `task` call's child
+  loop, `StepRequest.subagent`) replays, by its own step index, from the entry whose key is the task's
+  `description`, else its `prompt`; a child with no entry answers that it has none. A child's requests
+  never use up a turn of the script, so concurrent children each replay their own entry.
 
 Must not: keep a cursor, execute tools, read files after loading, or write to stdout.
 
@@ -55,6 +59,7 @@ from acp_bridge.models.base import (
     ToolCallRequest,
     ToolResultMessage,
     Usage,
+    UserMessage,
     estimate_tokens,
     parse_tool_arguments,
 )
@@ -131,6 +136,8 @@ class Script(_Strict):
     context_window: Annotated[StrictInt, Field(ge=1)] | None = None
     usage: Literal["estimate"] | None = None
     summaries: tuple[StrictStr, ...] = ()
+    # A subagent's steps (the `task` tool's child), keyed by the task's description, or else its prompt.
+    subagents: dict[StrictStr, ScriptTurn] = Field(default_factory=dict)
 
 
 # How many validation problems one error message lists; the rest are counted.
@@ -149,7 +156,9 @@ def parse_script(data: object, *, source: str = "<script>") -> Script:
     except ValidationError as exc:
         problems = [f"{_format_loc(err['loc'])}: {_describe(err)}" for err in exc.errors()]
         raise _script_error(source, problems) from None
-    duplicates = _duplicate_ids(script)
+    duplicates = _duplicate_ids(script.turns, "turns")
+    for key, turn in script.subagents.items():
+        duplicates += _duplicate_ids((turn,), f"subagents[{key!r}]")
     if duplicates:
         raise _script_error(source, duplicates)
     return script
@@ -241,13 +250,16 @@ def _json_type_name(value: object) -> str:
     return type(value).__name__
 
 
-def _duplicate_ids(script: Script) -> list[str]:
+def _duplicate_ids(turns: tuple[ScriptTurn, ...], name: str) -> list[str]:
+    """Tool-call ids used twice in `turns` (the script's, or one subagent's: a child's calls are shown
+    under ids of their own, so its ids need only be unique within its entry)."""
     first_seen: dict[str, str] = {}
     problems: list[str] = []
-    for t, turn in enumerate(script.turns):
+    for t, turn in enumerate(turns):
         for s, step in enumerate(turn.steps):
             for c, call in enumerate(step.tool_calls):
-                where = f"turns[{t}].steps[{s}].tool_calls[{c}].id"
+                turn_path = f"{name}[{t}]" if name == "turns" else name
+                where = f"{turn_path}.steps[{s}].tool_calls[{c}].id"
                 if call.id in first_seen:
                     problems.append(
                         f"{where}: duplicate id {call.id!r} (first at {first_seen[call.id]}); "
@@ -345,6 +357,10 @@ class ScriptedBackend:
             async for event in self._summary(request):
                 yield event
             return
+        if request.subagent is not None:
+            async for event in self._subagent_step(request):
+                yield event
+            return
         if request.turn_index < 0 or request.step_index < 0:
             raise ModelError(
                 f"scripted model asked for turn {request.turn_index}, step {request.step_index}: "
@@ -362,7 +378,29 @@ class ScriptedBackend:
         if request.step_index >= len(steps):
             yield StepComplete()
             return
-        step = steps[request.step_index]
+        async for event in self._play(steps[request.step_index], request):
+            yield event
+
+    async def _subagent_step(self, request: StepRequest) -> AsyncIterator[StepEvent]:
+        """A subagent's step: from its entry in `subagents` (by description, else by its prompt, the first
+        message it was sent), at its own step index."""
+        entries = self._script.subagents
+        entry = entries.get(request.subagent or "")
+        if entry is None and request.messages:
+            first = request.messages[0]
+            entry = entries.get(first.text) if isinstance(first, UserMessage) else None
+        if entry is None:
+            yield TextDelta(f"The scripted model has no script for the subagent {request.subagent!r}.")
+            yield StepComplete(finish_reason="stop")
+            return
+        if request.step_index >= len(entry.steps):
+            yield StepComplete()
+            return
+        async for event in self._play(entry.steps[request.step_index], request):
+            yield event
+
+    async def _play(self, step: ScriptStep, request: StepRequest) -> AsyncIterator[StepEvent]:
+        """One scripted step: its thought and text in chunks, then its calls and usage."""
         first = True
         for chunk in split_text(step.thought or ""):
             if not first:

@@ -27,6 +27,7 @@ DEFAULT_CLASSES: Mapping[str, ToolClass] = {
     "todo_write": "safe",
     "ask_user": "safe",  # it only asks the user a question: nothing to approve first
     "run_code": "safe",  # Code Mode: the program acts only through its calls, each decided on its own
+    "task": "safe",  # a subagent acts only through its calls, each decided on its own
 }
 
 # The tool classes whose calls cannot change what a later decision sees on disk (a symlink's target).

@@ -63,8 +63,10 @@ from acp_bridge.session.rewind import SessionRewind, rewind_argument
 from acp_bridge.session.steering import PromptAnswer, SessionSteering
 from acp_bridge.session.title import SessionTitle
 from acp_bridge.turn.loop import StopReason, Turn
+from acp_bridge.turn.subagent import SessionSubagents
 from presenters.ask_user import QUESTIONS_SERVICE
 from presenters.changes import COMMITS_SERVICE
+from presenters.task import SUBAGENTS_SERVICE
 from registry_core import (
     Agent,
     CancelSignal,
@@ -164,6 +166,7 @@ class Session:
         # prompt glue: the system prompt and folder instructions of this session (prompt_context).
         self.context = SessionContext(self)
         services[INSTRUCTIONS_SERVICE] = self.context
+        services[SUBAGENTS_SERVICE] = SessionSubagents(self)  # the `task` tool's child loops
         self.agent = Agent(id=session_id, cwd=cwd, roots=roots, services=services)
         self.controls = SessionControls(manager.catalog, boolean_options=caps.config_boolean)
         self.compactor = Compactor(self, manager.config.compact_at)
@@ -417,11 +420,17 @@ class Session:
     def model_choice(self) -> tuple[str | None, str | None]:
         return self.controls.step_choice()
 
-    def report_usage(self, usage: Usage) -> Update | None:
+    def parent_prompt(self) -> tuple[str, int]:
+        """`SubagentHost`: the running turn's system prompt and index, which a subagent starts from."""
+        turn = self.slot.turn
+        return (turn.system_prompt, turn.turn_index) if turn is not None else ("", self.turn_index)
+
+    def report_usage(self, usage: Usage, *, in_context: bool = True) -> Update | None:
         """A response's usage: the meter counts it (logged), and the client gets a `usage_update` when the
-        selected model's window is known (a guessed `size` would mislead its "context full" gauge)."""
+        selected model's window is known (a guessed `size` would mislead its "context full" gauge).
+        `in_context` False: a subagent's response, which costs but does not fill this context."""
         meter, info = self.controls.meter, self.controls.info
-        meter.add(usage, info)
+        meter.add(usage, info, in_context=in_context)
         if self.manager.recording:
             self.record(meter.record())
         return meter.update(info)

@@ -1,5 +1,5 @@
-"""Code Mode's nested cards: each call a program (`run_code`) makes gets a card of its own under the
-program's (`_meta.parentToolCallId`), and the program's card lists its nested calls as they move.
+"""Nested cards: each call a program (`run_code`) or a subagent (`task`) makes gets a card of its own under
+the program's (`_meta.parentToolCallId`), and the program's card lists its nested calls as they move.
 
 A program announces a call before dispatching it (`NestedCallProgress` on its progress sink); the call's
 card lives in the turn's `CardBook` with the program's id as `parent_id`, and completes from the
@@ -18,6 +18,7 @@ from acp_bridge import mapping
 from acp_bridge.mapping import ToolCallUpdate, ToolStatus, Update
 from acp_bridge.turn.cards import CallState, CardBook
 from acp_bridge.turn.presentable import Presentable
+from presenters.task import NAME as TASK
 from registry_core import CodeDispatchEvent, NestedCallProgress, TerminalCallView, ToolExecution, thaw
 from registry_core.cancellation import derives_from
 
@@ -97,7 +98,8 @@ class NestedCards:
         """A nested call's permission question, naming the program it comes from (as its card shows it)."""
         program = self.book.calls.get(parent_id)
         shown = program.shown_title if program is not None and program.shown_title else parent_id
-        return mapping.nested_permission_call(tool_call, parent_id, shown)
+        asker = "the subagent" if program is not None and program.name == TASK else "the program"
+        return mapping.nested_permission_call(tool_call, parent_id, shown, asker=asker)
 
     # --- the program's list -------------------------------------------------------------------------
 

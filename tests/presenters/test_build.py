@@ -18,7 +18,7 @@ def test_the_table_names_schemas_and_execution_modes() -> None:
 
     assert registry.names() == [
         "read", "write", "edit", "bash", "bash_output", "kill_bash", "grep", "glob", "web_fetch",
-        "todo_write", "ask_user",
+        "todo_write", "ask_user", "task",
     ]  # fmt: skip
     modes = {
         "read": {"file_path": "a"},
@@ -30,6 +30,7 @@ def test_the_table_names_schemas_and_execution_modes() -> None:
         "bash": {"command": "true"},
         "bash_output": {"bash_id": "b1"},
         "kill_bash": {"bash_id": "b1"},
+        "task": {"description": "d", "prompt": "p"},
     }
     assert {name: registry.execution_mode(name, args) for name, args in modes.items()} == {
         "read": "parallel",
@@ -41,6 +42,7 @@ def test_the_table_names_schemas_and_execution_modes() -> None:
         "bash": "exclusive",
         "bash_output": "parallel",
         "kill_bash": "exclusive",
+        "task": "parallel",  # several subagents of one step run at once
     }
     schemas = {s["name"]: s["parameters"] for s in registry.schemas()}
     assert {"-i", "-n", "-A", "-B", "-C", "head_limit", "output_mode", "glob", "path", "pattern"} <= set(
@@ -51,6 +53,9 @@ def test_the_table_names_schemas_and_execution_modes() -> None:
         "command", "description", "timeout", "workdir", "run_in_background",
     }  # fmt: skip
     assert schemas["bash_output"]["required"] == schemas["kill_bash"]["required"] == ["bash_id"]
+    assert schemas["task"]["required"] == ["description", "prompt"]
+    tools = dict(schemas["task"]["properties"]["tools"])
+    assert (tools["type"], tools["items"]) == ("array", {"type": "string"})
 
 
 def test_importing_one_module_of_the_package_loads_no_tool_and_no_pydantic() -> None:

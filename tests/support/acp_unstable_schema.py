@@ -4,7 +4,9 @@ compiles against, and `dist/v1/unstable/schema/types.gen.d.ts` for the unstable 
 `compaction_update` and `compaction_summary_chunk` session updates, and `AuthMethod` (an `agent` method
 has no `type`, or `type: "agent"`; a `terminal` one has `type: "terminal"`), and `ToolCall.name` (the
 tool's programmatic name; the SDK's pydantic models ignore a field they do not know, so the harness checks
-it here: the bridge sends it on every `tool_call` and permission request).
+it here: the bridge sends it on every `tool_call` and permission request). The `subagent_update` session
+update is transcribed from the subagents RFD (docs/rfds/subagents.mdx of the ACP repository: upsert
+semantics, only `subagentSessionId` required; `state` one of five), which no SDK release carries yet.
 
 Answers too (`answer_problems`): `session/set_title`'s (`SetSessionTitleResponse`, unknown to the SDK),
 `sessionCapabilities.title` in `initialize`'s (`SessionTitleCapabilities`, a field the SDK drops), and a
@@ -68,6 +70,25 @@ COMPACTION_SUMMARY_CHUNK = {
         "_meta": _META,
     },
     "required": ["sessionUpdate", "compactionId", "content"],
+    "additionalProperties": False,
+}
+
+SUBAGENT_UPDATE = {
+    "type": "object",
+    "properties": {
+        "sessionUpdate": {"const": "subagent_update"},
+        "subagentSessionId": {"type": "string", "minLength": 1},
+        "name": {"type": ["string", "null"]},
+        "task": {"type": ["string", "null"]},
+        "capabilities": {
+            "type": ["object", "null"],
+            "properties": {"cancel": {"type": "boolean"}, "_meta": _META},
+            "additionalProperties": False,
+        },
+        "state": {"enum": ["running", "completed", "failed", "cancelled", "disconnected", None]},
+        "_meta": _META,
+    },
+    "required": ["sessionUpdate", "subagentSessionId"],
     "additionalProperties": False,
 }
 
@@ -165,6 +186,7 @@ UNSTABLE_UPDATES: dict[str, dict[str, Any]] = {
     "notice": NOTICE,
     "compaction_update": COMPACTION_UPDATE,
     "compaction_summary_chunk": COMPACTION_SUMMARY_CHUNK,
+    "subagent_update": SUBAGENT_UPDATE,
 }
 
 _VALIDATORS = {kind: Draft202012Validator(schema) for kind, schema in UNSTABLE_UPDATES.items()}
