@@ -19,6 +19,12 @@ export interface RestoreResult {
   conflicts: Array<{ path: string; reason: string }>;
 }
 
+/** The agent's number for a prompt's turn (`_meta.acpBridge.turn` of its answer, or of a replayed message's first chunk). */
+export function turnOf(meta: unknown): { turn?: number } {
+  const turn = record(record(meta)?.acpBridge)?.turn;
+  return typeof turn === "number" && Number.isInteger(turn) && turn > 0 ? { turn } : {};
+}
+
 /** Whether the agent's `initialize` answer advertises checkpoints. */
 export function advertisesCheckpoints(agentCapabilities: unknown): boolean {
   const meta = record(record(agentCapabilities)?._meta);

@@ -22,6 +22,7 @@
 import type { ContentBlock, SessionUpdate, ToolCallUpdate } from "./acp";
 import type { Change, SessionEvent } from "./events";
 import { isBackgroundCommand } from "./background";
+import { turnOf } from "./checkpoints";
 import { instructionsOf, mergeInstructions } from "./instructions";
 import { type CompactionView, type SessionState, type TerminalView, type ToolCard, type UsageView, TERMINAL_KEEP_CHARS } from "./state";
 import { appendCapped } from "./terminalText";
@@ -338,9 +339,9 @@ function endIfAnswered(state: SessionState, stopReason: string): Change {
  * sends it), put on the message the chunk went into.
  */
 function numberTurn(state: SessionState, meta: Record<string, unknown> | null | undefined, change: Change): Change {
-  const turn = asRecord(asRecord(meta)?.acpBridge)?.turn;
+  const { turn } = turnOf(meta);
   const item = state.timeline[state.timeline.length - 1];
-  if (typeof turn === "number" && Number.isInteger(turn) && turn > 0 && item?.type === "user") item.turn = turn;
+  if (turn !== undefined && item?.type === "user") item.turn = turn;
   return change;
 }
 

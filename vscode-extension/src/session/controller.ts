@@ -13,7 +13,7 @@ import { mkdir } from "node:fs/promises";
 import * as os from "node:os";
 import * as vscode from "vscode";
 import type { ContentBlock, SessionNotification } from "../../shared/acp";
-import type { RestoreResult } from "../../shared/checkpoints";
+import { type RestoreResult, turnOf } from "../../shared/checkpoints";
 import type { SessionState } from "../../shared/state";
 import { answerText } from "../../shared/cardView";
 import { isAuthRequired, loginInvocation } from "../acp/auth";
@@ -632,13 +632,6 @@ export class SessionController implements vscode.Disposable {
     this.conn = undefined;
     await c?.dispose();
   }
-}
-
-/** The agent's number for a prompt's turn (`_meta.acpBridge.turn` of its answer), when it gives one. */
-export function turnOf(meta: unknown): { turn?: number } {
-  const bridge = typeof meta === "object" && meta !== null ? (meta as { acpBridge?: unknown }).acpBridge : undefined;
-  const turn = typeof bridge === "object" && bridge !== null ? (bridge as { turn?: unknown }).turn : undefined;
-  return typeof turn === "number" && Number.isInteger(turn) && turn > 0 ? { turn } : {};
 }
 
 function delay(ms: number): Promise<void> {
