@@ -24,9 +24,10 @@ from pathlib import Path
 from typing import Any
 
 EXTENSION = Path(__file__).resolve().parent.parent / "vscode-extension"
+# figure → (row name, unit, target in words, limit, whether the limit itself passes)
 TARGETS = {
     "update_render_p95": ("vscode: webview update → render p95 under load", "ms", "<= 500 ms", 500.0, True),
-    "longest_stall": ("vscode: webview longest main-thread stall under load", "ms", "< 1000 ms", 1000.0, False),
+    "longest_stall": ("vscode: webview longest main-thread stall under load", "ms", "< 1000 ms", 1e3, False),
     "click_after_load": ("vscode: webview click answered after the load", "ms", "< 250 ms", 250.0, False),
 }
 
@@ -43,9 +44,8 @@ def _figures() -> list[dict[str, Any]]:
         raise LookupError("no chromium (apt-get install chromium, or set CHROMIUM)")
     if not (EXTENSION / "node_modules").is_dir():
         subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=EXTENSION, check=True)
-    done = subprocess.run(
-        [npm, "run", "--silent", "bench"], cwd=EXTENSION, check=True, capture_output=True, text=True, timeout=900
-    )
+    bench = [npm, "run", "--silent", "bench"]
+    done = subprocess.run(bench, cwd=EXTENSION, check=True, capture_output=True, text=True, timeout=900)
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 

@@ -23,4 +23,4 @@ fi
 export TOOLS_DIR=$TOOLS
 cd "$EXT"
 # The drivers run on the system Node; code-server and its extension host run on Node 24.
-timeout 600 node --test --test-concurrency=1 --test-reporter=spec out/e2e/perf.e2e.mjs out/e2e/cards.e2e.mjs out/e2e/controls.e2e.mjs out/e2e/vscode.e2e.mjs out/e2e/install.e2e.mjs
+timeout 600 node --test --test-concurrency=1 --test-reporter=spec out/e2e/perf.e2e.mjs out/e2e/cards.e2e.mjs out/e2e/controls.e2e.mjs out/e2e/vscode.e2e.mjs out/e2e/checkpoints.e2e.mjs out/e2e/install.e2e.mjs
