@@ -18,7 +18,10 @@ fi
 if [ ! -x "$TOOLS/cs/node_modules/.bin/code-server" ]; then
   echo "--- e2e: code-server $CS from npm (compiles native modules, ~3 min on 2 cores)"
   mkdir -p "$TOOLS/cs" && echo '{"private":true}' > "$TOOLS/cs/package.json"
-  (cd "$TOOLS/cs" && PATH="$TOOLS/node24/bin:$PATH" npm_config_nodedir="$TOOLS/node24" \
+  # Without the npm_* variables of an `npm run` this may run under (`npm run bench`): they point npm's
+  # scripts at the Node running it (20), and code-server's postinstall refuses any but 24.
+  (for v in $(compgen -e | grep '^npm_'); do unset "$v"; done
+   cd "$TOOLS/cs" && PATH="$TOOLS/node24/bin:$PATH" npm_config_nodedir="$TOOLS/node24" \
      timeout 1500 npm install --no-audit --no-fund --loglevel=error "code-server@$CS")
 fi
 export TOOLS_DIR=$TOOLS

@@ -18,6 +18,12 @@
  * it (`user_message_chunk` under its `messageId`), which adds it to the timeline where it landed; the view
  * never echoes it itself, so it shows once. The agent works (`running`) until the turn's prompt and every
  * such message are answered. An agent that answers one without echoing it gets it shown at the end.
+ *
+ * A cancelled turn marks its unfinished cards cancelled, but a background command's (shared/background.ts)
+ * runs on. A user message gets its turn's number from the prompt's answer (`turnEnded.turn`) or from a
+ * replayed first chunk's `_meta.acpBridge.turn` (shared/checkpoints.ts); what restoring files did is a
+ * timeline entry (`restored`). The bridge's instructions notices set the header's files
+ * (shared/instructions.ts) instead of adding a notice, but for a change mid-session.
  */
 import type { ContentBlock, SessionUpdate, ToolCallUpdate } from "./acp";
 import type { Change, SessionEvent } from "./events";
