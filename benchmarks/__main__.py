@@ -27,6 +27,7 @@ MODULES = {
     "search": "benchmarks.search_bench",
     "history": "benchmarks.history_bench",
     "vscode": "benchmarks.vscode_bench",
+    "checkpoints": "benchmarks.checkpoints_bench",
 }
 
 

@@ -324,7 +324,6 @@ class AcpAgent:
     async def prompt(self, raw: object, request_id: object) -> dict[str, Any]:
         asked = params.read_prompt(raw)
         session = self.manager.get(asked.session_id)
-        turns_before = session.turn_index  # checkpoints: the answer names the turn it ran in
         if isinstance(request_id, (int, str)):
             self._prompts[request_id] = session.id
         try:
@@ -333,11 +332,7 @@ class AcpAgent:
         finally:
             if isinstance(request_id, (int, str)):
                 self._prompts.pop(request_id, None)
-        response = answer.response()
-        if session.turn_index > turns_before:  # a turn ran (not a slash command): its 1-based number
-            meta = response.setdefault("_meta", {})
-            meta.setdefault("acpBridge", {})["turn"] = turns_before + 1
-        return response
+        return answer.response()  # `_meta.acpBridge.turn`: the turn it ran in (checkpoints)
 
     async def set_mode(self, raw: object, _id: object) -> dict[str, Any]:
         asked = params.read_set_mode(raw)

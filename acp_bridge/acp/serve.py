@@ -44,6 +44,7 @@ from acp_bridge.runtime.boot import (
     check_core_arguments,
     configure_logging,
     handling_signals,
+    keeps_checkpoints,
     load_core,
     load_mcp_config,
     model_endpoint,
@@ -73,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     facts = AgentFacts(
         history=not args.no_history,
         auth_endpoint=model_endpoint(args.model, args.base_url),
-        checkpoints=not getattr(args, "no_checkpoints", False),
+        checkpoints=keeps_checkpoints(args),
     )
     return run_until_exit(serve_stdio(facts, lambda: load_agent(args, facts, mcp_servers), stdio=stdio))
 

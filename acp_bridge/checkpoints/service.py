@@ -31,13 +31,13 @@ import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from acp_bridge.checkpoints import file_changes
 from acp_bridge.checkpoints.journal import CallEntry, Journal
 from acp_bridge.checkpoints.prune import prune_once
 from acp_bridge.checkpoints.store import ShadowStore, StoreError, root_key
-from registry_core import TextBlock, ToolExecution, ToolExecutionResult, snapshot
+from registry_core import TextBlock, ToolExecution, ToolExecutionResult, ToolResult, snapshot
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,7 @@ def shared_store(base: Path, root: str) -> ShadowStore:
 
 Action = Literal["removed", "restored", "recreated"]
 _Mode = Literal["check", "force", "keep"]
+_R = TypeVar("_R", ToolExecutionResult, ToolResult)
 
 
 @dataclass(slots=True)
@@ -127,20 +128,32 @@ class SessionCheckpoints:
             log.warning("checkpoint before %s failed: %s", execution.call_id, exc)
             return await proceed(execution)
         result = await proceed(execution)
+        return await self._after(self.turn, execution.call_id, execution.name, before, result)
+
+    async def after_background(self, call_id: str, result: ToolResult) -> ToolResult:
+        """A background command ended: what it changed since its call returned, drawn on its final card
+        (`fileChanges` and the model's line, as `around` does) and journaled under its call."""
+        earlier = [c for c in self.journal.calls if c.call == call_id]
+        if not earlier:
+            return result
+        last = earlier[-1]
+        return await self._after(last.turn, call_id, last.tool, last.after, result)
+
+    async def _after(self, turn: int, call_id: str, tool: str, before: dict[str, str], result: _R) -> _R:
+        """The snapshot after a call, journaled; the result with what changed since `before`."""
         try:
             after = await self._snapshot()
             changed = await asyncio.to_thread(self._changes, before, after)
         except StoreError as exc:
-            log.warning("checkpoint after %s failed: %s", execution.call_id, exc)
+            log.warning("checkpoint after %s failed: %s", call_id, exc)
             return result
         paths = {root: [rel for rel, _ in found] for root, found in changed.items() if found}
-        entry = CallEntry(self.turn, execution.call_id, execution.name, before, after, paths)
         try:
-            self.journal.add_call(entry)
+            self.journal.add_call(CallEntry(turn, call_id, tool, before, after, paths))
         except OSError as exc:
             log.warning("checkpoint journal not written: %s", exc)
         changes = [c for found in changed.values() for _, c in found]
-        if not changes or execution.name in SELF_DRAWN:
+        if not changes or tool in SELF_DRAWN:
             return result
         meta = file_changes.with_changes(result.meta, file_changes.meta_value(changes))
         note = TextBlock(file_changes.model_note(changes, self.cwd))
@@ -213,8 +226,9 @@ class SessionCheckpoints:
             raise UnknownTurn(f"no checkpoint of the call {call_id}")
         for store in self.stores:
             rel = _relative_to(path, store.root)
-            if rel is not None and rel in calls[-1].paths.get(store.root, ()):
-                return await self._restore(calls[-1:], (store.root, rel), "force" if force else "check")
+            if rel is not None and any(rel in c.paths.get(store.root, ()) for c in calls):
+                # The call's entries (a background command's end adds one): the earliest that changed it.
+                return await self._restore(calls, (store.root, rel), "force" if force else "check")
         raise ValueError(f"the call {call_id} did not change {path}")
 
     async def _restore(self, calls: list[CallEntry], only: tuple[str, str] | None, mode: _Mode) -> Restore:

@@ -83,6 +83,7 @@ class ShadowStore:
         self.git_dir = git_dir
         self._lock = threading.Lock()
         self._ready = False
+        self._last_tree: str | None = None  # the index's tree, while nothing changed since
 
     def _git(self, *args: str, stdin: bytes | None = None, check: bool = True) -> bytes:
         cmd = [
@@ -122,20 +123,32 @@ class ShadowStore:
             self._prepare()
             if not os.path.isdir(self.root):
                 return EMPTY_TREE
-            listed = self._git("ls-files", "-z", "-m", "-d", "-o", "--exclude-standard")
-            paths = sorted({p for p in listed.decode("utf-8", "surrogateescape").split("\0") if p})
-            if paths:
-                keep = [p for p in paths if _recordable(self.root, p)]
-                drop = [p for p in paths if p not in set(keep)]
+            listed = self._git("ls-files", "-z", "-t", "-m", "-d", "-o", "--exclude-standard")
+            keep: set[str] = set()
+            drop: set[str] = set()  # recorded before, not any more (too large now, or protected)
+            for line in listed.decode("utf-8", "surrogateescape").split("\0"):
+                tag, _, path = line.partition(" ")
+                if not path:
+                    continue
+                if _recordable(self.root, path):
+                    keep.add(path)
+                elif tag != "?":
+                    drop.add(path)
+            if not keep and not drop and self._last_tree is not None:
+                return self._last_tree  # nothing changed: the index, and so its tree, is as it was
+            if keep or drop:
                 if keep:
                     self._git(
                         "update-index", "--add", "--remove", "-z", "--stdin",
-                        stdin=_z(keep),
+                        stdin=_z(sorted(keep)),
                     )  # fmt: skip
                 if drop:
                     # Tracked earlier and now too large, or protected: no longer recorded.
-                    self._git("update-index", "--force-remove", "-z", "--stdin", stdin=_z(drop), check=False)
-            return self._git("write-tree").decode().strip()
+                    self._git(
+                        "update-index", "--force-remove", "-z", "--stdin", stdin=_z(sorted(drop)), check=False
+                    )
+            self._last_tree = self._git("write-tree").decode().strip()
+            return self._last_tree
 
     def changes(self, old_tree: str, new_tree: str) -> list[TreeChange]:
         """The paths that differ between two snapshots, sorted."""

@@ -194,7 +194,8 @@ def add_core_arguments(parser: argparse.ArgumentParser) -> None:
     other.add_argument(
         "--no-checkpoints",
         action="store_true",
-        help="take no checkpoints of the workspace (no /rewind, no diffs of what commands changed)",
+        help="take no checkpoints of the workspace (no /rewind, no diffs of what commands changed); "
+        "--no-history takes none either",
     )
     other.add_argument(
         "--extra-tools",
@@ -406,10 +407,16 @@ def load_core(args: argparse.Namespace, mcp_servers: ServerList | None) -> CoreS
             code_mode=getattr(args, "code_mode", DEFAULT_CODE_MODE),
             steer_late=getattr(args, "steer_late", DEFAULT_STEER_LATE),
             wait_notice=args.wait_notice,
-            checkpoints_dir=None if getattr(args, "no_checkpoints", False) else str(state / "checkpoints"),
+            checkpoints_dir=str(state / "checkpoints") if keeps_checkpoints(args) else None,
         ),
         store=_open_store(state, keep_history=not args.no_history),
     )
+
+
+def keeps_checkpoints(args: argparse.Namespace) -> bool:
+    """Whether checkpoints are taken: not with `--no-checkpoints`, nor with `--no-history` (which keeps
+    nothing in the state directory)."""
+    return not args.no_history and not getattr(args, "no_checkpoints", False)
 
 
 def _open_store(state: Path, *, keep_history: bool) -> SessionStore | None:

@@ -21,6 +21,8 @@ is their watcher (the newest session object of an id is; an older one goes quiet
 - `/tasks` lists the commands (id, command, state, runtime); `/tasks kill ID` stops one.
 - `close()`: the session is closing: stop every command, each end logged and shown, before its log is
   released.
+- with checkpoints (`changes`), a command's end first takes a snapshot: the files it changed since its call
+  returned are drawn on its final card and told to the model (`checkpoints.service.after_background`).
 
 What ends a background command: its own end, `kill_bash`, `/tasks kill`, the session's close or delete,
 and the bridge's exit. A `session/cancel` stops the running turn only.
@@ -31,9 +33,11 @@ end for a card the log never held.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -57,6 +61,10 @@ UNRECORDED_MESSAGE = (
 TASKS_USAGE = "Usage: `/tasks` lists the background commands; `/tasks kill ID` stops one."
 
 
+# checkpoints: (the command's call id, its end's result) → the result with what it changed by then.
+ChangesOfEnd = Callable[[str, ToolResult], Awaitable[ToolResult]]
+
+
 class BackgroundHost(Protocol):
     """What the keeper needs of its session (`Session` is one)."""
 
@@ -78,9 +86,14 @@ class _Kept:
 class SessionBackground:
     """The keeper of one session's background cards (see the module docstring)."""
 
-    def __init__(self, host: BackgroundHost, commands: BackgroundCommands) -> None:
+    def __init__(
+        self, host: BackgroundHost, commands: BackgroundCommands, changes: ChangesOfEnd | None = None
+    ) -> None:
         self._host = host
         self.commands = commands
+        # checkpoints: what a command changed by its end, added to its result (None: no checkpoints).
+        self._changes = changes
+        self._finishing: set[asyncio.Task[None]] = set()
         self._cards: dict[str, _Kept] = {}
         self._early: dict[str, list[str]] = {}
         self._early_size: dict[str, int] = {}
@@ -141,8 +154,25 @@ class SessionBackground:
         self._early.pop(command.bash_id, None)
         self._early_size.pop(command.bash_id, None)
         kept = self._cards.pop(command.bash_id, None)
-        if kept is not None:
+        if kept is None:
+            return
+        if self._changes is None:
             self._finish(kept, command, streamed=True)
+            return
+        task = asyncio.ensure_future(self._finish_with_changes(kept, command, self._changes))
+        self._finishing.add(task)
+        task.add_done_callback(self._finishing.discard)
+
+    async def _finish_with_changes(
+        self, kept: _Kept, command: BackgroundCommand, changes: ChangesOfEnd
+    ) -> None:
+        """checkpoints: the end's result with the files the command changed since its call returned."""
+        result = command.outcome()
+        try:
+            result = await changes(kept.card.call_id, result)
+        except Exception:  # the end is logged and shown either way
+            log.exception("the changes of background command %s were not taken", command.bash_id)
+        self._finish(kept, command, streamed=True, result=result)
 
     # --- the session's side -----------------------------------------------------------------------
 
@@ -161,6 +191,8 @@ class SessionBackground:
         """Stop every command of the session (each end logged and its card completed)."""
         if self._active:
             await self.commands.stop_all("the session was closed")
+        while self._finishing:  # checkpoints: each end logged before the log is released
+            await asyncio.gather(*self._finishing, return_exceptions=True)
 
     def tasks(self, argument: str) -> str:
         """`/tasks [kill ID]`: the listing, or what stopping one does."""
@@ -198,12 +230,15 @@ class SessionBackground:
         update = mapping.terminal_output(card.wire, card.call_id, delta, tail, call_view=card.view)
         self._send(card, update)
 
-    def _finish(self, kept: _Kept, command: BackgroundCommand, *, streamed: bool) -> None:
-        """Log the command's end, then complete its card from that durable end."""
+    def _finish(
+        self, kept: _Kept, command: BackgroundCommand, *, streamed: bool, result: ToolResult | None = None
+    ) -> None:
+        """Log the command's end (`result`: its outcome with its changes), then complete its card from
+        that durable end."""
         card, live = kept.card, kept.live
         if live is not None:
             live.close()
-        result = command.outcome()
+        result = command.outcome() if result is None else result
         if self._active:
             # Logged before the card completes: what the client saw completed, a reload shows completed.
             event = ToolResultEvent(

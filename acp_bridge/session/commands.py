@@ -2,7 +2,8 @@
 `available_commands_update` that lists them with the MCP servers' prompts.
 
 `/permissions`, `/forget [N]`, `/mode [id]` and `/title NEW` are answered here, as an agent message;
-`/compact [focus]` runs as the prompt's work (`compact_command` reads it); any other `/name` (an MCP
+`/compact [focus]` runs as the prompt's work (`compact_command` reads it), `/rewind [N]` as the session's
+undo (`rewind.py`); any other `/name` (an MCP
 prompt's command, or no command at all) goes to the model as typed.
 
 Must not: change a permission or a title itself (the session's approvals and title do), or reach the model.
@@ -31,6 +32,8 @@ COMMANDS: tuple[tuple[str, str, str | None], ...] = (
     ("compact", "Summarize the older conversation to free context", "what the summary should focus on"),
     ("title", "Rename this session (as session/list shows it)", "new title"),
     ("tasks", "List the background commands; /tasks kill ID stops one", "kill ID"),
+    # Run by the session's undo (`rewind.py`), listed here with the others.
+    ("rewind", "Put the files back as they were before the last turn, or turn N; /rewind list", "N | list"),
     init_command.COMMAND,  # `/init` asks the model for an AGENTS.md (init_command)
 )
 

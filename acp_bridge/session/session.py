@@ -74,6 +74,7 @@ from registry_core import (
     ToolExecution,
     ToolExecutionResult,
     ToolRegistry,
+    ToolResult,
     ToolScope,
 )
 
@@ -162,7 +163,8 @@ class Session:
         self.resources = manager.resources_of(session_id)
         services.update(self.resources.services)
         # The keeper of its background commands' cards (the turn's `background`).
-        self.background = SessionBackground(self, self.resources.background)
+        changes = self._background_changes if manager.config.checkpoints_dir is not None else None
+        self.background = SessionBackground(self, self.resources.background, changes=changes)
         # prompt glue: the system prompt and folder instructions of this session (prompt_context).
         self.context = SessionContext(self)
         services[INSTRUCTIONS_SERVICE] = self.context
@@ -180,6 +182,12 @@ class Session:
         if self.checkpoints is not None:
             services[CHECKPOINTS_SERVICE] = self.checkpoints
         self.undo = SessionRewind(self)
+
+    async def _background_changes(self, call_id: str, result: ToolResult) -> ToolResult:
+        """checkpoints: a background command's end, with the files it changed by then."""
+        if self.checkpoints is None:
+            return result
+        return await self.checkpoints.after_background(call_id, result)
 
     @property
     def turn(self) -> Turn | None:

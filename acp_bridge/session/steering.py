@@ -53,6 +53,11 @@ class SteeringHost(Protocol):
     def busy(self) -> bool: ...
 
     @property
+    def turn_index(self) -> int:
+        """How many turns the session ran (the running one counted once it ended)."""
+        ...
+
+    @property
     def turn(self) -> Turn | None: ...
 
     @property
@@ -80,14 +85,21 @@ class PromptAnswer:
     stop_reason: StopReason
     steered: bool = False
     usage: mapping.PromptUsage | None = None
+    # checkpoints: the 1-based number of the turn it ran in (None: it ran none, e.g. a slash command).
+    turn: int | None = None
 
     def response(self) -> dict[str, Any]:
-        """ACP's `PromptResponse`."""
+        """ACP's `PromptResponse` (`_meta.acpBridge`: `steered`, and the `turn` it ran in)."""
         out: dict[str, Any] = {"stopReason": self.stop_reason}
         if self.usage is not None:
             out["usage"] = self.usage
+        ours: dict[str, Any] = {}
         if self.steered:
-            out["_meta"] = {"acpBridge": {"steered": True}}
+            ours["steered"] = True
+        if self.turn is not None:
+            ours["turn"] = self.turn
+        if ours:
+            out["_meta"] = {"acpBridge": ours}
         return out
 
 
@@ -100,6 +112,7 @@ class _Steer:
     answer: asyncio.Future[StopReason | None]
     taken: bool = False  # the running turn took it
     usage: mapping.PromptUsage | None = None  # gaps: the turn's tokens, once it ended
+    turn: int | None = None  # the number of the turn that took it, once it ended
 
     @property
     def command(self) -> bool:
@@ -169,7 +182,7 @@ class SessionSteering:
                 self._forget(steer)
                 raise
             if stop is not None:
-                return PromptAnswer(stop, steered=steer.taken, usage=steer.usage)
+                return PromptAnswer(stop, steered=steer.taken, usage=steer.usage, turn=steer.turn)
             if not host.busy:
                 # The next prompt: shown where it starts, as a steered one is where it joins.
                 for chunk in mapping.user_prompt_chunks(
@@ -186,8 +199,12 @@ class SessionSteering:
     async def _run(self, blocks: object) -> PromptAnswer:
         """Run `blocks` as the session's prompt; its answer, with its tokens (read before anything else
         can start another prompt)."""
+        before = self._host.turn_index
         stop = await self._host.prompt(blocks)
-        return PromptAnswer(stop, usage=self._host.prompt_usage())
+        ran = self._host.turn_index > before  # no other prompt runs meanwhile: the turn is this one's
+        return PromptAnswer(
+            stop, usage=self._host.prompt_usage(), turn=self._host.turn_index if ran else None
+        )
 
     def turn_ended(self, stop: StopReason | None, error: BaseException | None = None) -> None:
         """The running turn ended with `stop` (or failed with `error`): answer the prompts it took with
@@ -199,6 +216,7 @@ class SessionSteering:
             if steer.answer.done():
                 continue
             steer.usage = usage
+            steer.turn = self._host.turn_index if steer.taken else None  # counted once it ended
             if error is None or cancelled:
                 steer.answer.set_result("cancelled" if cancelled else stop)
             else:

@@ -134,7 +134,10 @@ async def test_cancel_request_for_the_prompt_cancels_its_turn(
     await bridge.wait_for(lambda: any(p.name() == "sleep" for p in bridge.descendants()))
     await bridge.send_raw(b'{"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 990}}\n')
     await bridge.wait_for(lambda: bool(bridge.responses(990)), within=2)
-    assert bridge.responses(990)[0]["result"] == {"stopReason": "cancelled"}
+    assert bridge.responses(990)[0]["result"] == {
+        "stopReason": "cancelled",
+        "_meta": {"acpBridge": {"turn": 1}},
+    }
 
 
 async def test_session_close_cancels_the_running_prompt_then_frees_the_session(

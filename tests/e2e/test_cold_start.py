@@ -183,7 +183,10 @@ async def test_a_malformed_frame_is_answered_at_once_and_a_session_made_meanwhil
     prompt = {"sessionId": session_id, "prompt": [{"type": "text", "text": "go"}]}
     await bridge.send_raw(frame({"id": 103, "method": "session/prompt", "params": prompt}))
     await bridge.wait_for(lambda: bool(bridge.responses(103)))
-    assert bridge.responses(103)[0]["result"] == {"stopReason": "end_turn"}
+    assert bridge.responses(103)[0]["result"] == {
+        "stopReason": "end_turn",
+        "_meta": {"acpBridge": {"turn": 1}},
+    }
     chunks = [u for u in bridge.updates(session_id) if u["sessionUpdate"] == "agent_message_chunk"]
     assert "".join(u["content"]["text"] for u in chunks) == "served"
 

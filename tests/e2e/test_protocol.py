@@ -214,7 +214,9 @@ async def test_a_second_prompt_while_one_runs_joins_it(
         os.write(held, b"go\n")
         assert await first == "end_turn"
         response = await second
-        assert response["result"] == {"stopReason": "end_turn", "_meta": {"acpBridge": {"steered": True}}}
+        assert response["result"] == {
+            "stopReason": "end_turn", "_meta": {"acpBridge": {"steered": True, "turn": 1}},
+        }  # fmt: skip
         echoed = [u for u in bridge.updates(session_id) if u["sessionUpdate"] == "user_message_chunk"]
         assert [u["content"]["text"] for u in echoed] == ["two"]
     finally:

@@ -56,7 +56,10 @@ async def test_a_request_reusing_an_in_flight_id_is_refused_and_the_first_stays_
     assert not [u for u in bridge.updates(second) if "toolCallId" in u]  # the second prompt never ran
     await _send(bridge, {"method": "$/cancel_request", "params": {"requestId": "dup"}})
     await bridge.wait_for(lambda: len(bridge.responses("dup")) == 2)
-    assert bridge.responses("dup")[1]["result"] == {"stopReason": "cancelled"}
+    assert bridge.responses("dup")[1]["result"] == {
+        "stopReason": "cancelled",
+        "_meta": {"acpBridge": {"turn": 1}},
+    }
 
 
 async def test_requests_before_initialize_are_refused_and_notifications_ignored(
@@ -106,6 +109,13 @@ def _bad_params(session_id: str, workspace: Path) -> list[tuple[str, Any, str]]:
         ("_acpBridge/setSessionTitle", {"sessionId": session_id, "title": " "}, "title"),
         ("_acpBridge/listRules", {"sessionId": 1}, "sessionId"),
         ("_acpBridge/forgetRules", {"sessionId": session_id, "number": -1}, "number"),
+        ("_acpBridge/checkpoints", {}, "sessionId"),
+        ("_acpBridge/rewind", {"sessionId": session_id, "turn": 0}, "turn"),
+        ("_acpBridge/rewind", {"sessionId": session_id, "turn": 1, "force": "yes"}, "force"),
+        ("_acpBridge/revertFile", {"sessionId": session_id, "toolCallId": "c1", "path": "a.txt"}, "path"),
+        ("_acpBridge/killBackground", {"sessionId": session_id}, "bashId"),
+        ("session/fork", {"sessionId": session_id, "cwd": cwd, "_meta": {"acpBridge": {"turn": "2"}}},
+         "_meta.acpBridge.turn"),
     ]  # fmt: skip
 
 

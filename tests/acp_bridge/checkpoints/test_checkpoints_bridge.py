@@ -306,3 +306,27 @@ async def test_kill_background_stops_one_command(
     assert await bridge.request("_acpBridge/killBackground", {"sessionId": session_id, "bashId": "bg"}) == {
         "killed": False
     }
+
+
+async def test_a_background_commands_changes_show_on_its_card_when_it_ends(
+    bridges: StartBridge, tmp_path: Path, workspace: Path
+) -> None:
+    go = tmp_path / "go"  # outside the workspace: the test's signal is no change of the command's
+    command = f"while [ ! -e {go} ]; do sleep 0.05; done; echo late > late.txt"
+    call = {"id": "bg", "name": "bash", "arguments": {"command": command, "run_in_background": True}}
+    bridge = await _start(bridges, tmp_path, [[{"tool_calls": [call]}, {"text": "started"}]])
+    session_id = await bridge.new_session(workspace)
+    assert await bridge.prompt(session_id, "go", within=60) == "end_turn"
+    assert _diffs(fold_cards(bridge.updates(session_id))["bg"]) == []
+    go.write_text("")
+    await bridge.wait_for(lambda: fold_cards(bridge.updates(session_id))["bg"]["status"] == "completed", 20)
+    (diff,) = _diffs(fold_cards(bridge.updates(session_id))["bg"])
+    assert (diff["path"], diff.get("oldText"), diff["newText"]) == (
+        str(workspace / "late.txt"),
+        None,
+        "late\n",
+    )
+    again = await bridges("--state-dir", str(tmp_path / "state"), model=tmp_path / "script.json")
+    await again.initialize(terminal_meta=False)
+    await again.conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+    assert _diffs(fold_cards(again.updates(session_id))["bg"]) == [diff]

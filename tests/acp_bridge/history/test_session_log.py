@@ -156,10 +156,14 @@ def test_every_stored_line_reads_into_a_record_that_writes_it_back_byte_for_byte
 
 def _as_captured(replayed: dict[str, Any]) -> dict[str, Any]:
     """The replay without what the wire gained after the capture: `ToolCall.name` on every `tool_call`
-    (checked here to be the tool the card's `_meta.acpBridge.tool` names)."""
+    (checked here to be the tool the card's `_meta.acpBridge.tool` names), and the turn number on the first
+    chunk of each prompt (checkpoints; checked here to count the prompts from 1)."""
     replayed = json.loads(json.dumps(replayed))
     cards = [u for u in replayed["updates"] if u["sessionUpdate"] == "tool_call"]
     assert cards and all(card.pop("name") == card["_meta"]["acpBridge"]["tool"] for card in cards)
+    chunks = [u for u in replayed["updates"] if u["sessionUpdate"] == "user_message_chunk" and "_meta" in u]
+    turns = [chunk.pop("_meta")["acpBridge"]["turn"] for chunk in chunks]
+    assert turns == list(range(1, len(turns) + 1)) and turns
     return replayed
 
 

@@ -67,6 +67,9 @@ async def test_initialize_advertises_the_commands_and_the_first_folder_is_the_cw
             "acpBridge.cancel",
             "acpBridge.newSession",
             "acpBridge.setConfigOption",
+            "acpBridge.checkpoints",
+            "acpBridge.rewind",
+            "acpBridge.revertFile",
         ]
         await ed.prompt("read my notes")
         final = ed.final("r1")

@@ -136,7 +136,7 @@ async def test_a_prompt_sent_while_a_tool_runs_reaches_the_next_request_after_it
     assert await steer == {
         "stopReason": "end_turn",
         "usage": usage,
-        "_meta": {"acpBridge": {"steered": True}},
+        "_meta": {"acpBridge": {"steered": True, "turn": 1}},  # the running turn's number (checkpoints)
     }
 
     # The model got it in the very next request: after the call's result, as the user's message.
@@ -203,7 +203,7 @@ async def test_a_prompt_sent_during_the_final_answer_takes_one_more_step(
     await _read_by_bridge(bridge, session_id)
     hold.release()
     assert await first == "end_turn"
-    assert (await steer)["_meta"] == {"acpBridge": {"steered": True}}
+    assert (await steer)["_meta"] == {"acpBridge": {"steered": True, "turn": 1}}
     assert len(server.requests) == 2
     messages = sent_messages(server, 1)
     assert [(m["role"], m.get("content")) for m in messages[1:]] == [
@@ -235,6 +235,7 @@ async def test_with_steer_late_turn_a_prompt_sent_during_the_final_answer_runs_n
     assert await steer == {
         "stopReason": "end_turn",
         "usage": {"totalTokens": 18, "inputTokens": 11, "outputTokens": 7},
+        "_meta": {"acpBridge": {"turn": 2}},
     }
     messages = sent_messages(server, 1)
     assert [(m["role"], m.get("content")) for m in messages[1:]] == [

@@ -26,12 +26,23 @@ class FakeSession:
     """A session whose turn runs until the test ends it; a prompt run next starts a turn."""
 
     def __init__(self) -> None:
-        self.turn: FakeTurn | None = FakeTurn()
+        self.turn_index = 0  # the turns that ended (the number of the running one, once it ended)
+        self._turn: FakeTurn | None = FakeTurn()
         self.wire = WireContext(cwd="/w")
         self.sent: list[Update] = []
         self.prompts: list[object] = []
         self.finish: asyncio.Future[StopReason] | None = None
         self.usage: dict[str, int] | None = None  # the running (or last) prompt's tokens
+
+    @property
+    def turn(self) -> FakeTurn | None:
+        return self._turn
+
+    @turn.setter
+    def turn(self, turn: FakeTurn | None) -> None:
+        if turn is None and self._turn is not None:
+            self.turn_index += 1  # as a session counts a turn when it ends
+        self._turn = turn
 
     @property
     def busy(self) -> bool:
@@ -79,7 +90,7 @@ async def test_the_turn_takes_messages_up_to_a_command_and_answers_them_with_its
     first = session.usage = {"totalTokens": 3, "inputTokens": 2, "outputTokens": 1}
     steering.turn_ended("end_turn")
     # Answered with the turn's stop reason and its tokens, the figures its own prompt answers with.
-    assert await one == await two == PromptAnswer("end_turn", steered=True, usage=first)
+    assert await one == await two == PromptAnswer("end_turn", steered=True, usage=first, turn=1)
     # What is left runs next, in arrival order: the command starts a prompt, and the message after it
     # waits for that one (a fake turn here, which the test ends).
     await asyncio.sleep(0)
@@ -92,12 +103,12 @@ async def test_the_turn_takes_messages_up_to_a_command_and_answers_them_with_its
     session.finish.set_result("end_turn")
     session.turn = None
     steering.turn_ended("end_turn")
-    assert await command == PromptAnswer("end_turn", usage=second)
-    assert await three == PromptAnswer("end_turn", steered=True, usage=second)
+    assert await command == PromptAnswer("end_turn", usage=second, turn=2)  # the fake's prompt ran a turn
+    assert await three == PromptAnswer("end_turn", steered=True, usage=second, turn=2)
     assert (await three).response() == {
         "stopReason": "end_turn",
         "usage": second,
-        "_meta": {"acpBridge": {"steered": True}},
+        "_meta": {"acpBridge": {"steered": True, "turn": 2}},
     }
 
 
@@ -140,7 +151,7 @@ async def test_cancel_answers_everything_cancelled_and_nothing_joins_a_cancelled
     assert await steering.submit(_text("too late")) == PromptAnswer("cancelled")
     session.turn = None
     steering.turn_ended("cancelled")
-    assert await taken == PromptAnswer("cancelled", steered=True)
+    assert await taken == PromptAnswer("cancelled", steered=True, turn=1)
     assert session.prompts == [] and session.sent == []
 
 

@@ -149,6 +149,7 @@ async def test_a_prompts_answer_carries_the_tokens_of_all_its_model_requests_com
         "stopReason": "end_turn",
         "usage": {"totalTokens": 850 + 210 + 320, "inputTokens": 1200, "outputTokens": 180,
                   "thoughtTokens": 40, "cachedReadTokens": 500},
+        "_meta": {"acpBridge": {"turn": 1}},
     }  # fmt: skip
     # The next prompt counts its own requests only; no cache or reasoning figure reported, none sent.
     second = await _prompt(bridge, session_id, "hi")
@@ -171,5 +172,9 @@ async def test_compact_reports_its_summary_and_a_prompt_without_usage_reports_no
     assert compact == {"stopReason": "end_turn",
                        "usage": {"totalTokens": 100, "inputTokens": 80, "outputTokens": 20}}  # fmt: skip
     assert await _prompt(bridge, session_id, "/title Named") == {"stopReason": "end_turn"}  # no model request
-    assert await _prompt(bridge, session_id, "third") == {"stopReason": "end_turn"}
+    # The third turn: `/compact` and `/title` ran none.
+    assert await _prompt(bridge, session_id, "third") == {
+        "stopReason": "end_turn",
+        "_meta": {"acpBridge": {"turn": 3}},
+    }
     assert len(server.requests) == 4
