@@ -33,8 +33,10 @@ lint: $(STAMP)
 types: $(STAMP)
 	$(BIN)/mypy
 
+# One worker per core (pytest-xdist), a test file per worker: most tests wait on subprocesses and pipes, and
+# a file's module fixtures stay in one worker.
 test-python: $(STAMP) wheelhouse editor-clients
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n auto --dist loadfile
 
 # The editors the client tests drive: Neovim 0.11 (PyPI) and Emacs 29+ (Debian), for the tests only.
 editor-clients: $(STAMP)

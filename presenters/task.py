@@ -36,6 +36,7 @@ from registry_core import (
     GenericResultView,
     NestedTool,
     Output,
+    StatusProgress,
     ToolDefinition,
     ToolError,
     ToolExecutionResult,
@@ -72,8 +73,9 @@ _DESCRIPTION: Final = (
 @dataclass(frozen=True, slots=True)
 class SubagentRun:
     """One task as the host's runner gets it: the child's prompt and tools, the task's signal (a cancel
-    stops the child), and `dispatch(name, arguments)`, which runs one call the child's model asked for as
-    a nested call of the task and answers with its result (a refusal too: never raises for the call)."""
+    stops the child), `dispatch(name, arguments)`, which runs one call the child's model asked for as a
+    nested call of the task and answers with its result (a refusal too: never raises for the call), and
+    `progress(line)`, what the child is doing now ("Step 3"), shown on the task's card while it runs."""
 
     call_id: str
     description: str
@@ -81,6 +83,7 @@ class SubagentRun:
     tools: tuple[NestedTool, ...]
     signal: CancelSignal
     dispatch: Callable[[str, Any], Awaitable[ToolExecutionResult]]
+    progress: Callable[[str], None] = lambda _line: None
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,17 +179,23 @@ async def _execute(args: Any, ctx: ToolRunContext) -> dict[str, Any]:
     runner = services.get(SUBAGENTS_SERVICE)
     if nested is None or runner is None:
         raise ToolError("This host runs no subagents: the task tool cannot be used here.", code=INTERNAL)
+    description, prompt = args["description"], args["prompt"]
+    if not prompt.strip():
+        raise ToolError("prompt is empty: write the subagent's whole brief (it sees nothing else).",
+                        code=INVALID_ARGS)  # fmt: skip
     requested = args.get("tools")
     tools = subagent_tools(nested.nested_tools(), list(requested) if requested is not None else None)
     calls = NestedCalls(
         ctx, nested, frozenset(tool.name for tool in tools), label="task", max_parallel=MAX_PARALLEL,
         refusal="is not a tool this subagent was given",
     )  # fmt: skip
-    description, prompt = args["description"], args["prompt"]
     try:
         answer = await runner.run(
-            SubagentRun(ctx.call_id, description, prompt, tuple(tools), ctx.signal, calls.call)
-        )
+            SubagentRun(
+                ctx.call_id, description, prompt, tuple(tools), ctx.signal, calls.call,
+                lambda line: ctx.progress(StatusProgress(message=line)),
+            )
+        )  # fmt: skip
     finally:
         calls.close()
     made, failed = calls.counts()

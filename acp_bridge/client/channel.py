@@ -97,6 +97,23 @@ class ClientChannel(Protocol):
         ...
 
 
+class SessionPlace(Protocol):
+    """What most parts of a session know of it: its id, where it works (the cwd and the workspace roots,
+    absolute) and the editor it talks to. A part's own host Protocol extends this with what else it needs."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def cwd(self) -> str: ...
+
+    @property
+    def roots(self) -> tuple[str, ...]: ...
+
+    @property
+    def channel(self) -> ClientChannel: ...
+
+
 @runtime_checkable
 class ElicitingChannel(Protocol):
     """A channel that can send ACP `elicitation/create` (the ACP face): the `ask_user` tool's form

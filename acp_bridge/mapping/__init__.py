@@ -58,6 +58,7 @@ from __future__ import annotations
 from .budget import bound_update
 from .calls import (
     permission_tool_call,
+    progress_line,
     terminal_output,
     tool_call_previewed,
     tool_call_progress,
@@ -244,6 +245,7 @@ __all__ = [
     "permission_tool_call",
     "plan_from_result",
     "program_calls_update",
+    "progress_line",
     "prompt_usage",
     "read_patch",
     "read_update",

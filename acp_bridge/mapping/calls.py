@@ -152,7 +152,7 @@ def tool_call_progress(
     content: list[ToolCallContent] = []
     if isinstance(view, GenericCallView):
         content = [text_block(c.text) for c in view.content if c.text]
-    content.append(text_block(_progress_line(progress)))
+    content.append(text_block(progress_line(progress)))
     update: ToolCallProgress = {
         "sessionUpdate": "tool_call_update",
         "toolCallId": call_id,
@@ -161,7 +161,9 @@ def tool_call_progress(
     return bound_update(update, ctx.max_update_bytes)
 
 
-def _progress_line(progress: StatusProgress) -> str:
+def progress_line(progress: StatusProgress) -> str:
+    """A status progress as one line ("Progress: 3 of 10 (30%) · Indexing", or its message alone)."""
+
     def number(value: float) -> str:
         return f"{value:g}" if not value.is_integer() else str(int(value))
 

@@ -78,8 +78,9 @@ def nested_permission_call(
     return with_parent(out, parent_id)
 
 
-def nested_lines_block(lines: Sequence[NestedLine]) -> ContentItem:
-    """The text block listing a program's nested calls, in the order they were made."""
+def nested_lines_block(lines: Sequence[NestedLine], status: str | None = None) -> ContentItem:
+    """The text block listing a program's nested calls, in the order they were made; `status` (what the
+    program reports it is doing, e.g. a subagent's "Step 3") heads it while the program runs."""
     shown = [
         f"{i}. {_MARKS.get(line.status, '•')} {one_line(line.title)[0]}{_WORDS.get(line.status, '')}"
         for i, line in enumerate(lines[:MAX_NESTED_LINES], start=1)
@@ -87,7 +88,8 @@ def nested_lines_block(lines: Sequence[NestedLine]) -> ContentItem:
     if len(lines) > MAX_NESTED_LINES:
         shown.append(f"… and {len(lines) - MAX_NESTED_LINES} more calls")
     calls = "call" if len(lines) == 1 else "calls"
-    return text_block(f"{len(lines)} tool {calls}:\n" + "\n".join(shown))
+    head = f"{one_line(status)[0]} · " if status else ""
+    return text_block(f"{head}{len(lines)} tool {calls}:\n" + "\n".join(shown))
 
 
 def merged_locations(*groups: Sequence[Location]) -> list[Location]:
@@ -114,12 +116,13 @@ def program_calls_update(
     view: CallViewT | None,
     lines: Sequence[NestedLine],
     nested_locations: Sequence[Location],
+    status: str | None = None,
 ) -> ToolCallProgress:
     """The `tool_call_update` that redraws a running program's card with its nested calls listed (no
-    status: the card stays where it is)."""
+    status field: the card stays where it is), headed by the program's `status` line when it reports one."""
     update = tool_call_refined(ctx, call_id, tool_name, arguments, view, "in_progress")
     del update["status"]
-    return with_nested_calls(update, lines, nested_locations, ctx)
+    return with_nested_calls(update, lines, nested_locations, ctx, status=status)
 
 
 def with_nested_calls(
@@ -128,6 +131,8 @@ def with_nested_calls(
     nested_locations: Sequence[Location],
     ctx: WireContext,
     card_content: Sequence[ToolCallContent] = (),
+    *,
+    status: str | None = None,
 ) -> CardUpdate:
     """A program card's update with its nested calls listed and their locations after its own. The list
     follows the card's own content (`card_content`, what its call card showed: the program) when the
@@ -142,7 +147,7 @@ def with_nested_calls(
         if card_content and content[: len(card_content)] == list(card_content)
         else len(content)
     )
-    content.insert(at, nested_lines_block(lines))
+    content.insert(at, nested_lines_block(lines, status))
     out["content"] = content
     locations = merged_locations(out.get("locations") or [], nested_locations)
     if locations:

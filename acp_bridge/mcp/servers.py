@@ -31,7 +31,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
-from acp_bridge.client.channel import ClientChannel, ElicitingChannel
+from acp_bridge.client.channel import ElicitingChannel, SessionPlace
 from acp_bridge.permissions.external import ExternalTool
 from acp_bridge.permissions.policy import SessionPermissions
 from registry_core import CancelSignal, StatusProgress, ToolError, ToolRunContext, ToolScope, until_cancelled
@@ -59,26 +59,14 @@ PROGRESS_INTERVAL_S: Final = 0.1  # at most this often a progress update per cal
 State = Literal["starting", "ready", "failed", "lost", "closed"]
 
 
-class McpHost(Protocol):
-    """What the servers need of their session (`sessions.Session` implements it)."""
-
-    @property
-    def id(self) -> str: ...
-
-    @property
-    def cwd(self) -> str: ...
-
-    @property
-    def roots(self) -> tuple[str, ...]: ...
+class McpHost(SessionPlace, Protocol):
+    """What the servers need of their session (`session.Session` is one)."""
 
     @property
     def scope(self) -> ToolScope: ...
 
     @property
     def permissions(self) -> SessionPermissions: ...
-
-    @property
-    def channel(self) -> ClientChannel: ...
 
     def commands_changed(self) -> None:
         """The session's slash commands changed: announce them again."""

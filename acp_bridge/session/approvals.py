@@ -17,7 +17,7 @@ import asyncio
 from typing import Protocol
 
 from acp_bridge import mapping
-from acp_bridge.client.channel import ClientChannel, PermissionOutcome, ToolCallUpdate, Update
+from acp_bridge.client.channel import ClientChannel, PermissionOutcome, SessionPlace, ToolCallUpdate, Update
 from acp_bridge.common.errors import InvalidParams, quoted
 from acp_bridge.history.session_log import LogEvent, PermissionsChanged
 from acp_bridge.mapping import WireContext
@@ -31,20 +31,8 @@ from acp_bridge.session.prompt_slot import PromptSlot
 from registry_core import ToolExecution
 
 
-class ApprovalsHost(Protocol):
+class ApprovalsHost(SessionPlace, Protocol):
     """What the approvals need of their session (`session.Session` is one)."""
-
-    @property
-    def id(self) -> str: ...
-
-    @property
-    def cwd(self) -> str: ...
-
-    @property
-    def roots(self) -> tuple[str, ...]: ...
-
-    @property
-    def channel(self) -> ClientChannel: ...
 
     @property
     def wire(self) -> WireContext: ...

@@ -42,7 +42,7 @@ from collections.abc import Coroutine, Mapping, Sequence
 from typing import Any, Literal, Protocol, TypeVar
 
 from acp_bridge import mapping
-from acp_bridge.client.channel import ClientChannel, Update
+from acp_bridge.client.channel import SessionPlace, Update
 from acp_bridge.models import Message, UserMessage
 from acp_bridge.session import instructions
 from acp_bridge.session.client_prompt import ClientSystemPrompt
@@ -66,20 +66,8 @@ _PATH_KEYS = ("file_path", "path", "workdir")
 T = TypeVar("T")
 
 
-class ContextHost(Protocol):
+class ContextHost(SessionPlace, Protocol):
     """What the context needs of its session (`session.Session` is one)."""
-
-    @property
-    def id(self) -> str: ...
-
-    @property
-    def cwd(self) -> str: ...
-
-    @property
-    def roots(self) -> tuple[str, ...]: ...
-
-    @property
-    def channel(self) -> ClientChannel: ...
 
     @property
     def scope(self) -> ToolScope: ...
@@ -171,6 +159,7 @@ class SessionContext:
         features = set(every)
         if offered == {"run_code"} and len(every) > 1:
             features.add(CODE_MODE_ONLY)
+            features.discard("task")  # a program does not start subagents (presenters/run_code.py)
         if self.host.mcp is not None:
             features.add(MCP)
         return features

@@ -49,6 +49,7 @@ from acp_bridge.models.images import result_images
 from acp_bridge.session import compaction
 from acp_bridge.turn.background import LiveCard, runs_on
 from acp_bridge.turn.presentable import Presentable
+from acp_bridge.turn.subagent import ReplayedSubagents
 from registry_core import CANCELLED, TextBlock, ToolFailureInfo, ToolResult, ToolScope, content_text, thaw
 from registry_core.presentation import CallViewT
 
@@ -115,6 +116,7 @@ def replay(host: ReplayHost, events: Iterable[Mapping[str, Any]]) -> Replayed:
     for raw in events:
         player.feed(raw)
     player.end_step()
+    player.subagents.close()
     return Replayed(
         player.prompts,
         player.permissions,
@@ -166,6 +168,8 @@ class _Player:
         self.info = SessionInfoChanged()
         self.first_prompt: str | None = None
         self.background: dict[str, LiveCard] = {}  # open cards of commands running on, by call id
+        # `task` children, for a client that shows them (`subagent_update`).
+        self.subagents = ReplayedSubagents(host.send, host.id, lambda: host.channel.capabilities.subagents)
 
     def feed(self, raw: Mapping[str, Any]) -> None:
         try:
@@ -251,6 +255,7 @@ class _Player:
             host.send(
                 mapping.tool_call_started(host.wire, call.id, call.name, call.arguments, view, "in_progress")
             )
+            self.subagents.asked(call.id, call.name, call.arguments)
 
     def call_settled(self, event: CallSettled) -> None:
         """Complete the call's card as the live turn did (its note included), and keep its answer for the
@@ -276,6 +281,7 @@ class _Player:
         )  # fmt: skip
         for update in _with_nested(host, record.call_id, asked, updates):
             host.send(update)
+        self.subagents.settled(record.call_id, result)
         plan = mapping.plan_from_result(result)
         if plan is not None:
             host.send(plan)

@@ -86,9 +86,11 @@ class CallState:
     # A nested call (a Code Mode sub-call): the id of the call whose program made it. Its card carries
     # `_meta.parentToolCallId`; its result is logged as a `CodeDispatched`, never told to the model.
     parent_id: str | None = None
-    # A program's card: its nested calls, in the order they were made, and its pending redraw.
+    # A program's card: its nested calls, in the order they were made, and its pending redraw; the status
+    # line it last reported (a subagent's "Step 3"), which heads the list while it runs.
     nested: list[str] = field(default_factory=list)
     redraw: TimerHandle | None = None
+    status_line: str | None = None
     # What the card shows now (its latest title and locations on the wire): its program's card lists it so.
     shown_title: str = ""
     shown_locations: list[mapping.Location] = field(default_factory=list)
@@ -129,6 +131,10 @@ class NestedHooks(Protocol):
 
     def moved(self, state: CallState) -> None:
         """A nested call's card moved: its program's list of calls is to be redrawn."""
+        ...
+
+    def moved_program(self, program: CallState) -> None:
+        """A program's own status line changed: its list of calls is to be redrawn."""
         ...
 
     def listed(self, program: CallState, update: Update) -> Update:
@@ -279,7 +285,11 @@ class CardBook:
             if state.live is not None:
                 state.live.feed(progress.data)
         elif isinstance(progress, StatusProgress) and not isinstance(state.view, TerminalCallView):
-            self.send(mapping.tool_call_progress(state.wire, execution.call_id, state.view, progress))
+            state.status_line = mapping.progress_line(progress)
+            if state.nested:
+                self.nested.moved_program(state)  # the list is redrawn headed by the new line
+            else:
+                self.send(mapping.tool_call_progress(state.wire, execution.call_id, state.view, progress))
 
     # --- permissions ----------------------------------------------------------------------------------
 

@@ -106,7 +106,12 @@ class NestedCards:
     def moved(self, state: CallState) -> None:
         """A nested call's card moved: redraw its program's list of calls soon (once for a burst)."""
         program = self.book.calls.get(state.parent_id) if state.parent_id is not None else None
-        if program is None or program.done or program.redraw is not None:
+        if program is not None:
+            self.moved_program(program)
+
+    def moved_program(self, program: CallState) -> None:
+        """Redraw a running program's list of calls soon (once for a burst)."""
+        if program.done or program.redraw is not None:
             return
         program.redraw = asyncio.get_running_loop().call_later(NESTED_REDRAW_S, self._redraw, program)
 
@@ -124,6 +129,7 @@ class NestedCards:
                 program.view,
                 self._lines(program),
                 self._locations(program),
+                program.status_line,
             ),
         )
 

@@ -20,18 +20,22 @@ session of its own: announced on the parent's stream (`subagent_update`, with th
 after all of that. Its calls stay cards nested under the task card in the parent's stream (the one place
 every client sees them, and where their permission questions come from), not copies in the child's.
 
+On `session/load`, `ReplayedSubagents` gives such a client the children the log shows (announced and
+ended as live; an orphan `disconnected`).
+
 Must not: hand the child the parent's history, leave a child's call running when it returns or raises,
 or send a child update after its terminal `subagent_update`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 import anyio
 
 from acp_bridge import mapping
-from acp_bridge.client.channel import ClientChannel
+from acp_bridge.client.channel import SessionPlace
 from acp_bridge.mapping import SubagentState, Update
 from acp_bridge.models import (
     AssistantMessage,
@@ -49,8 +53,9 @@ from acp_bridge.models import (
 )
 from acp_bridge.models.images import result_images, without_images
 from acp_bridge.turn.model_step import StepDelta, stream_model_step
+from presenters.task import NAME as TASK
 from presenters.task import STEP_LIMIT, SubagentAnswer, SubagentRun
-from registry_core import CANCELLED, TOOL_FAILED, ToolError, ToolExecutionResult, content_text
+from registry_core import CANCELLED, TOOL_FAILED, ToolError, ToolExecutionResult, ToolResult, content_text
 
 SUBAGENT_PROMPT = """\
 # You are a subagent
@@ -70,17 +75,11 @@ plan, whatever the text above says about those tools.
 _FINISH_STOPS = {"length": "max_tokens", "content_filter": "refusal"}
 
 
-class SubagentHost(Protocol):
-    """What a child's loop uses of its session (`session.Session` is one)."""
-
-    @property
-    def id(self) -> str: ...
+class SubagentHost(SessionPlace, Protocol):
+    """What a child's loop uses of its session (`session.Session` is one) besides its place."""
 
     @property
     def backend(self) -> ModelBackend: ...
-
-    @property
-    def channel(self) -> ClientChannel: ...
 
     @property
     def max_steps(self) -> int: ...
@@ -130,6 +129,7 @@ class SessionSubagents:
         history: list[Message] = [UserMessage(run.prompt)]
         text = ""
         for step_index in range(host.max_steps):
+            run.progress(f"Step {step_index + 1}")
             model, effort = host.model_choice()
             request = StepRequest(
                 messages=tuple(history) if host.vision else without_images(history),
@@ -235,3 +235,48 @@ class _ChildStream:
 
     def _send(self, session_id: str, update: Update) -> None:
         self.host.channel.send_update(session_id, update)
+
+
+class ReplayedSubagents:
+    """A loaded session's subagents, for a client with `subagents`: each `task` call the log shows is
+    announced where its card starts and ended where its result is (`completed`, `failed`, `cancelled`),
+    under the same child session id as live; one whose result the log lacks (the bridge stopped while it
+    ran) ends `disconnected` once the whole log is replayed, as the subagents RFD asks of an orphan. The
+    child's own text is not logged: its session carries no messages on replay. Everything goes through
+    `send`, the replay's own (on the parent's stream; muted for `session/resume`, which sends nothing)."""
+
+    def __init__(self, send: Callable[[Update], None], session_id: str, enabled: Callable[[], bool]) -> None:
+        self.send = send
+        self.session_id = session_id
+        # Whether the client shows subagents: asked only for a `task` call (a test host may have no channel).
+        self._enabled = enabled
+        self.open: list[str] = []  # child session ids announced and not ended, in order
+
+    def asked(self, call_id: str, name: str, arguments: object) -> None:
+        if name != TASK or not isinstance(arguments, Mapping) or not self._enabled():
+            return
+        description, prompt = arguments.get("description"), arguments.get("prompt")
+        child_id = mapping.child_session_id(self.session_id, call_id)
+        if child_id in self.open:
+            return
+        self.open.append(child_id)
+        name = description if isinstance(description, str) else ""
+        task = prompt if isinstance(prompt, str) else ""
+        announced = mapping.subagent_announced(child_id, call_id, name, task)
+        self.send(announced)
+
+    def settled(self, call_id: str, result: ToolResult) -> None:
+        child_id = mapping.child_session_id(self.session_id, call_id)
+        if child_id not in self.open:
+            return
+        self.open.remove(child_id)
+        state: SubagentState = "completed"
+        if result.is_error:
+            state = "cancelled" if result.error is not None and result.error.code == CANCELLED else "failed"
+        self.send(mapping.subagent_ended(child_id, state))
+
+    def close(self) -> None:
+        """The log is over: a child still open was running when it was saved (`disconnected`)."""
+        for child_id in reversed(self.open):
+            self.send(mapping.subagent_ended(child_id, "disconnected"))
+        self.open.clear()

@@ -42,10 +42,15 @@ async def _start(
     workspace: Path,
     *args: str,
     client: RecordingClient | None = None,
+    capabilities: dict[str, Any] | None = None,
 ) -> tuple[Bridge, str]:
+    """A bridge on the fake server; `capabilities`: raw client capabilities (else the harness's own)."""
     bridge = await bridges("--base-url", server.base_url, *args, model="openai:fake-model", client=client,
                            env=NO_KEYS)  # fmt: skip
-    await bridge.initialize()
+    if capabilities is None:
+        await bridge.initialize()
+    else:
+        await bridge.initialize_raw(capabilities)
     return bridge, await bridge.new_session(workspace)
 
 
@@ -86,7 +91,8 @@ async def test_a_task_runs_a_child_with_its_own_context_and_the_parent_gets_its_
         chat(text="The subagent says a.txt contains alpha.",
              usage={"prompt_tokens": 130, "completion_tokens": 12, "total_tokens": 142}),
     )  # fmt: skip
-    bridge, session_id = await _start(bridges, server, workspace)
+    prices = ("--context-window", "100000", "--price-in", "1", "--price-out", "2")
+    bridge, session_id = await _start(bridges, server, workspace, *prices)
     response = await asyncio.wait_for(
         bridge.conn.prompt(session_id=session_id, prompt=[{"type": "text", "text": PARENT_PROMPT}]), 30
     )
@@ -129,6 +135,10 @@ async def test_a_task_runs_a_child_with_its_own_context_and_the_parent_gets_its_
     shown = "\n".join(c["content"]["text"] for c in task["content"] if c["type"] == "content")
     assert child_prompt in shown and "a.txt contains one line: alpha." in shown
     assert "1 tool call:" in shown and "✓" in shown  # the nested calls listed on the task card
+    # While it ran, the task card said which step the child was at (not kept once it answered).
+    live = [json.dumps(u.get("content")) for u in bridge.call_updates("t1")[:-1]]
+    assert any("Step 1" in text for text in live)
+    assert "Step 1" not in shown
     # No child text reached the parent's messages (the child's answer is the task's result only).
     said = "".join(u["content"]["text"] for u in updates if u["sessionUpdate"] == "agent_message_chunk")
     assert said == "I'll delegate this.The subagent says a.txt contains alpha."
@@ -137,6 +147,10 @@ async def test_a_task_runs_a_child_with_its_own_context_and_the_parent_gets_its_
     assert response.usage is not None
     assert (response.usage.input_tokens, response.usage.output_tokens) == (330, 35)
     assert response.usage.total_tokens == 365
+    # And toward the session's cost, though not its context gauge (the child's context is its own).
+    gauges = [u for u in updates if u["sessionUpdate"] == "usage_update"]
+    assert [u["used"] for u in gauges] == [110, 110, 110, 142]
+    assert gauges[-1]["cost"]["amount"] == pytest.approx((330 * 1 + 35 * 2) / 1_000_000)
 
 
 async def test_unknown_or_forbidden_tools_fail_the_task_with_the_list_it_could_have(
@@ -173,7 +187,10 @@ async def test_a_childs_call_asks_the_user_and_a_cancel_stops_the_child_and_its_
         asked.append({"session": session, "toolCall": tool_call})
         return selected("allow_once")
 
-    bridge, session_id = await _start(bridges, server, workspace, client=RecordingClient(allow))
+    # A client that advertises subagents: the child's end (cancelled) is told before the prompt answers.
+    bridge, session_id = await _start(
+        bridges, server, workspace, client=RecordingClient(allow), capabilities={"subagents": {}}
+    )
     prompt = asyncio.ensure_future(bridge.prompt(session_id, "wait"))
     await bridge.wait_for(lambda: any(p.name() == "sleep" for p in bridge.descendants()), within=20)
     # The child's command was asked about like any: in this session, as its nested card.
@@ -194,6 +211,14 @@ async def test_a_childs_call_asks_the_user_and_a_cancel_stops_the_child_and_its_
     assert cards["t1"]["status"] == "failed"
     assert cards["t1:task:1"]["status"] == "failed"
     assert len(server.requests) == 2  # the child asked for no step after the cancel
+    frames = [json.loads(line) for line in bridge.raw_lines]
+    ended = [i for i, f in enumerate(frames) if f.get("method") == "session/update"
+             and f["params"]["update"].get("state") is not None]  # fmt: skip
+    answered = [i for i, f in enumerate(frames) if f.get("result", {}).get("stopReason") == "cancelled"]
+    assert len(ended) == 1 and len(answered) == 1 and ended[0] < answered[0]
+    terminal = frames[ended[0]]["params"]
+    assert (terminal["sessionId"], terminal["update"]["sessionUpdate"]) == (session_id, "subagent_update")
+    assert terminal["update"]["state"] == "cancelled"
 
 
 def _running(process: psutil.Process) -> bool:
@@ -312,3 +337,14 @@ async def test_a_loaded_session_replays_the_task_and_its_nested_cards(
         assert replayed[call_id] == card, call_id
     assert replayed["t1:task:1"]["_meta"]["parentToolCallId"] == "t1"
     assert "It says alpha." in json.dumps(replayed["t1"]["content"])
+    assert not any(u["sessionUpdate"] == "subagent_update" for u in again.updates(session_id))
+
+    # A client that shows subagents gets the child announced and ended as live, under the same id.
+    aware = await bridges("--state-dir", str(state), model=script)
+    await aware.initialize_raw({"subagents": {}})
+    await aware.request("session/load", {"sessionId": session_id, "cwd": str(workspace), "mcpServers": []})
+    children = [u for u in aware.updates(session_id) if u["sessionUpdate"] == "subagent_update"]
+    child_id = f"{session_id}/task/t1"
+    assert [(u["subagentSessionId"], u.get("name"), u.get("state")) for u in children] == [
+        (child_id, "Look at a.txt", None), (child_id, None, "completed"),
+    ]  # fmt: skip

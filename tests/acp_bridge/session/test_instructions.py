@@ -38,6 +38,7 @@ EVERY_TOOL = {
     "todo_write",
     "ask_user",
     "run_code",
+    "task",
 }
 
 
