@@ -29,4 +29,4 @@ export TOOLS_DIR=$TOOLS
 [ "${1:-}" = --install-only ] && exit 0
 cd "$EXT"
 # The drivers run on the system Node; code-server and its extension host run on Node 24.
-timeout 600 node --test --test-concurrency=1 --test-reporter=spec out/e2e/perf.e2e.mjs out/e2e/cards.e2e.mjs out/e2e/controls.e2e.mjs out/e2e/vscode.e2e.mjs out/e2e/checkpoints.e2e.mjs out/e2e/install.e2e.mjs
+timeout 900 node --test --test-concurrency=1 --test-reporter=spec out/e2e/perf.e2e.mjs out/e2e/cards.e2e.mjs out/e2e/controls.e2e.mjs out/e2e/vscode.e2e.mjs out/e2e/checkpoints.e2e.mjs out/e2e/install.e2e.mjs
