@@ -26,6 +26,7 @@ MODULES = {
     "steering": "benchmarks.steering_bench",
     "search": "benchmarks.search_bench",
     "history": "benchmarks.history_bench",
+    "vscode": "benchmarks.vscode_bench",
     "checkpoints": "benchmarks.checkpoints_bench",
 }
 

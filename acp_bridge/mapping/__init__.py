@@ -42,7 +42,9 @@ The modules (import the names below from this package, not from them):
 - `fold`: the updates read back: `read_update`, the reducer `next_card` (call id → `Card`), `fold_cards`.
 - `controls`: config options, cost, a prompt's usage, compaction and notice updates (`config_select`,
   `config_boolean`, `config_option_update`, `cost`, `prompt_usage`, `compaction_update`,
-  `compaction_summary_chunk`, `notice`, `model_wait`: the model's wait told as a notice, or as a thought).
+  `compaction_summary_chunk`, `notice`, `model_wait`: the model's wait told as a notice, or as a
+  thought; `instructions_notice`: the instructions files followed, listed as data in
+  `_meta.acpBridge.instructions`).
 - `nested`: the calls a program made (Code Mode sub-calls): `_meta.parentToolCallId` on their cards, the
   program card's list of them, and the permission question that names the program.
 - `subagents`: the subagents RFD's `subagent_update` (`child_session_id`, `subagent_announced`,
@@ -71,6 +73,7 @@ from .controls import (
     config_option_update,
     config_select,
     cost,
+    instructions_notice,
     model_wait,
     notice,
     prompt_usage,
@@ -229,6 +232,7 @@ __all__ = [
     "elicitation_params",
     "final_status",
     "fold_cards",
+    "instructions_notice",
     "merged_locations",
     "mode_update",
     "model_wait",

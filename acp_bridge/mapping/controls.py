@@ -16,7 +16,7 @@ Must not: decide which options exist or when to send anything.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Final, Literal
 
 from .messages import agent_thought_chunk
@@ -30,6 +30,8 @@ from .wire import (
     ConfigSelect,
     ConfigSelectValue,
     Cost,
+    InstructionFileEntry,
+    InstructionsReport,
     MessageChunk,
     ModelWait,
     Notice,
@@ -159,6 +161,27 @@ def model_wait(
     update = notice("info" if reason == "silent" else "warning", words[:1].upper() + words[1:])
     wait: ModelWait = {"reason": reason, "seconds": seconds, "attempt": attempt, "of": of}
     update["_meta"] = {"acpBridge": {"wait": wait}}
+    return update
+
+
+def instructions_notice(
+    title: str,
+    description: str,
+    event: Literal["loaded", "changed", "added"],
+    files: Sequence[tuple[str, str, str, str | None]],
+) -> Notice:
+    """The user told which instructions files the agent follows (`files`: path, name in its folder, scope,
+    why it was not read or None): an info `notice` whose `_meta.acpBridge.instructions` lists them as data,
+    so a client can show them as links rather than parse the description."""
+    update = notice("info", title, description)
+    entries: list[InstructionFileEntry] = []
+    for path, name, scope, skipped in files:
+        entry: InstructionFileEntry = {"path": path, "name": name, "scope": scope}
+        if skipped is not None:
+            entry["skipped"] = skipped
+        entries.append(entry)
+    report: InstructionsReport = {"event": event, "files": entries}
+    update["_meta"] = {"acpBridge": {"instructions": report}}
     return update
 
 

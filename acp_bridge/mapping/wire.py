@@ -380,8 +380,29 @@ class ModelWait(TypedDict):
     of: int
 
 
-class NoticeBridgeMeta(TypedDict):
+class InstructionFileEntry(TypedDict):
+    """One instructions file the agent follows: its absolute path, its name in its folder (`AGENTS.md`,
+    `CLAUDE.md`, `.github/copilot-instructions.md`), its scope (`user`, `root`, `folder`), and why it was
+    found but not read, if it was not."""
+
+    path: str
+    name: str
+    scope: str
+    skipped: NotRequired[str]
+
+
+class InstructionsReport(TypedDict):
+    """`_meta.acpBridge.instructions` of a notice about the instructions files: `loaded` (the session's
+    files, at its first turn) and `changed` (them again, re-read) list every file of the session; `added`
+    lists a folder's own file, when the agent first works there."""
+
+    event: Literal["loaded", "changed", "added"]
+    files: list[InstructionFileEntry]
+
+
+class NoticeBridgeMeta(TypedDict, total=False):
     wait: ModelWait
+    instructions: InstructionsReport
 
 
 class NoticeMeta(TypedDict):

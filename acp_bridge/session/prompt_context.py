@@ -12,7 +12,8 @@ instructions of the folders the agent works in.
   changes;
 - `client` is the client's `systemPrompt` (`client_prompt`), set by the face on new/load/resume/fork;
 - the first turn shows the user what was loaded: an ACP `notice` when the client advertised
-  `session.notices`, else an agent message.
+  `session.notices` (its `_meta.acpBridge.instructions` lists the files as data,
+  `mapping.instructions_notice`, which the VS Code extension shows as links), else an agent message.
 
 Folder instructions: `add_folder_instructions` is a post-execute listener on the registry (every call,
 nested Code Mode calls included). The folders a call works in (`touched_folders`) are those between a root
@@ -38,7 +39,7 @@ import dataclasses
 import logging
 import os
 from collections.abc import Coroutine, Mapping, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from acp_bridge import mapping
 from acp_bridge.client.channel import SessionPlace, Update
@@ -138,7 +139,7 @@ class SessionContext:
             self._built_in = build(environment, self._features())
             self._files = files
             if files:
-                self._tell("Project instructions loaded", [_loaded_line(f) for f in files])
+                self._tell("Project instructions loaded", [_loaded_line(f) for f in files], ("loaded", files))
         else:
             now = await asyncio.to_thread(instructions.session_stamps, roots)
             if now != instructions.stamps(self._files):
@@ -148,7 +149,7 @@ class SessionContext:
                 if changed:
                     self._changed = tuple(changed)
                     lines = [f"{line}: re-read for this turn" for line in changed]
-                    self._tell("Project instructions changed", lines)
+                    self._tell("Project instructions changed", lines, ("changed", files))
         return compose(self._built_in, self.client, self._files, self._changed)
 
     def _features(self) -> set[str]:
@@ -163,11 +164,21 @@ class SessionContext:
             features.add(MCP)
         return features
 
-    def _tell(self, title: str, lines: Sequence[str], *, mid_turn: bool = False) -> None:
-        """Show the user a notice (or, for a client without notices, an agent message)."""
+    def _tell(
+        self,
+        title: str,
+        lines: Sequence[str],
+        report: tuple[Literal["loaded", "changed", "added"], Sequence[InstructionFile]],
+        *,
+        mid_turn: bool = False,
+    ) -> None:
+        """Show the user a notice (or, for a client without notices, an agent message); the notice lists
+        the files of `report` as data too (`mapping.instructions_notice`)."""
         description = "\n".join(f"- {line}" for line in lines)
         if self.host.channel.capabilities.notices:
-            self.host.send(mapping.notice("info", title, description))
+            event, files = report
+            entries = [(f.path, f.name, f.scope, f.skipped) for f in files]
+            self.host.send(mapping.instructions_notice(title, description, event, entries))
         else:
             lead = "\n\n" if mid_turn else ""
             self.host.send(mapping.agent_message_chunk(f"{lead}_{title}:_\n{description}\n\n"))
@@ -200,6 +211,7 @@ class SessionContext:
         self._tell(
             "Folder instructions added",
             [f"`{f.path}`, for work in `{instructions.display(f.folder or '', roots)}`" for f in fresh],
+            ("added", fresh),
             mid_turn=True,
         )
         return tuple(

@@ -1,5 +1,5 @@
 // Bundles the extension host (CJS, `vscode` external), the webview (IIFE for the browser) and, with
-// --tests, the plain-Node integration tests and the e2e drivers. Also builds the bridge's wheel into
+// --tests, the plain-Node integration tests, the e2e drivers and the benchmarks (test/bench, `npm run bench`). Also builds the bridge's wheel into
 // bundled/ (what the extension installs on first use), when it is missing or older than the sources.
 // Usage: node scripts/build.mjs [--tests] [--no-wheel]
 // Env: ACP_BRIDGE_SOURCE (the Python project to build; default: the repository around this extension),
@@ -24,9 +24,9 @@ await Promise.all([
 ]);
 
 if (withTests) {
-  const dirs = ["test/integration", "test/e2e"];
+  const dirs = ["test/integration", "test/e2e", "test/bench"];
   const entries = [];
-  for (const d of dirs) for (const f of await readdir(join(root, d))) if (/\.(test|e2e)\.ts$/.test(f) || f === "run.ts") entries.push(`${d}/${f}`);
+  for (const d of dirs) for (const f of await readdir(join(root, d))) if (/\.(test|e2e|bench)\.ts$/.test(f) || f === "run.ts") entries.push(`${d}/${f}`);
   entries.push("test/agent/fakeAgent.ts", "test/agent/mcpEcho.ts");
   // From scratch: the test scripts run every out/integration/*.test.mjs, so a removed test must not linger.
   await rm(join(root, "out"), { recursive: true, force: true });

@@ -203,3 +203,54 @@ export function cardsInOrder(state: SessionState): ToolCard[] {
 export function isNestedCallList(c: ToolCallContent): boolean {
   return c.type === "content" && c.content.type === "text" && /^\d+ tool calls?:\n/.test(c.content.text);
 }
+
+/** A subagent's card (the `task` tool): its calls are many and its own, so they start folded. */
+export function isTaskCard(card: ToolCard): boolean {
+  return card.tool === "task" || card.name === "task";
+}
+
+export interface NestedFold {
+  /** How many calls the card made. */
+  count: number;
+  /** How many of them still run or wait. */
+  running: number;
+  /** How many failed. */
+  failed: number;
+  /** Folded unless the user opened it: a task's calls start folded, a Code Mode program's open. */
+  startsCollapsed: boolean;
+  /** A call inside waits for the user's answer: the fold stays open whatever the user chose. */
+  forcedOpen: boolean;
+}
+
+/**
+ * The fold of a card's nested calls (any card that made calls: `_meta.parentToolCallId` names it): a
+ * summary line ("12 calls · 1 running") that opens to the calls' own cards. Counts are of the direct
+ * calls; a waiting approval anywhere below keeps it open.
+ */
+export function nestedFold(state: SessionState, card: ToolCard): NestedFold | undefined {
+  const ids = card.children ?? [];
+  if (ids.length === 0) return undefined;
+  const children = ids.map((id) => state.cards[id]).filter((c): c is ToolCard => c !== undefined);
+  return {
+    count: ids.length,
+    running: children.filter((c) => c.status === "pending" || c.status === "in_progress").length,
+    failed: children.filter((c) => c.status === "failed").length,
+    startsCollapsed: isTaskCard(card),
+    forcedOpen: hasAwaitingBelow(state, card),
+  };
+}
+
+/** "3 calls · 1 running · 1 failed". */
+export function nestedFoldText(fold: NestedFold): string {
+  const parts = [`${fold.count} call${fold.count === 1 ? "" : "s"}`];
+  if (fold.running) parts.push(`${fold.running} running`);
+  if (fold.failed) parts.push(`${fold.failed} failed`);
+  return parts.join(" · ");
+}
+
+function hasAwaitingBelow(state: SessionState, card: ToolCard): boolean {
+  return (card.children ?? []).some((id) => {
+    const child = state.cards[id];
+    return !!child && (isAwaiting(child) || hasAwaitingBelow(state, child));
+  });
+}

@@ -11,7 +11,7 @@ import type {
   SessionUpdate,
   ToolCallUpdate,
 } from "./acp";
-import type { AgentView, AuthView, ConnectionStatus, FailureView, SessionState } from "./state";
+import type { AgentView, AuthView, ConnectionStatus, FailureView, RestoredFile, SessionState } from "./state";
 
 export type SessionEvent =
   | { type: "connection"; status: ConnectionStatus; agentName: string; error?: string; failure?: FailureView }
@@ -23,11 +23,14 @@ export type SessionEvent =
       modes?: SessionModeState | null;
       configOptions?: SessionConfigOption[] | null;
       canLoadSessions?: boolean;
+      /** The agent keeps checkpoints (restore a turn, revert a file). */
+      checkpoints?: boolean;
     }
   | { type: "update"; update: SessionUpdate }
   /** `blocks`: what the user attached (selections, files, images, mentions). */
   | { type: "userPrompt"; text: string; blocks?: ContentBlock[] }
-  | { type: "turnEnded"; stopReason: string }
+  /** `turn`: the agent's number for the turn the prompt started (`_meta.acpBridge.turn` of its answer). */
+  | { type: "turnEnded"; stopReason: string; turn?: number }
   /** A message sent while the agent works ("Send now"); it shows where it landed once the agent echoes it. */
   | { type: "steerSent"; messageId: string; text: string; blocks?: ContentBlock[] }
   /** Its request was answered (`stopReason`) or failed (`error`). */
@@ -42,6 +45,24 @@ export type SessionEvent =
   | { type: "answerRestored"; toolCallId: string; label: string; kind?: PermissionOption["kind"]; feedback?: string }
   /** A resumed session's conversation as the client kept it (`session/resume` replays nothing). */
   | { type: "viewRestored"; view: SessionState }
+  /** The user asked the agent to stop a background command (the card's own call started it). */
+  | { type: "stopRequested"; toolCallId: string }
+  /** The agent answered: stopped, or ended already (`reason` absent: the agent's update ends the card), or it failed (`reason`). */
+  | { type: "stopAnswered"; toolCallId: string; reason?: string }
+  /**
+   * Files put back from the agent's checkpoints: to before `turn`, or `path` of `toolCallId`. `status` is
+   * the agent's (`restored`, `nothing`, `conflict`), or `failed` with `error`.
+   */
+  | {
+      type: "restored";
+      turn?: number;
+      toolCallId?: string;
+      path?: string;
+      status: string;
+      restored: RestoredFile[];
+      conflicts: Array<{ path: string; reason: string }>;
+      error?: string;
+    }
   | { type: "editUndone"; toolCallId: string }
   | { type: "undoFailed"; toolCallId: string; reason: string }
   | { type: "terminalStarted"; terminalId: string; command: string; cwd?: string }

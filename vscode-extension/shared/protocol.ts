@@ -66,6 +66,12 @@ export type WebviewToHost =
   | { type: "openDiff"; toolCallId: string; index: number; proposed?: boolean }
   | { type: "review"; toolCallId: string }
   | { type: "undo"; toolCallId: string }
+  /** Stop the background command the card's call started (`_acpBridge/killBackground`). */
+  | { type: "stopBackground"; toolCallId: string }
+  /** Put the files back as they were before turn `turn` (`_acpBridge/rewind`). */
+  | { type: "rewind"; turn: number }
+  /** Put one file of a card back as it was before that call (`_acpBridge/revertFile`). */
+  | { type: "revertFile"; toolCallId: string; path: string }
   | { type: "openSetting"; id: string }
   | { type: "copy"; text: string }
   | { type: "newSession" }

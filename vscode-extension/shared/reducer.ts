@@ -18,9 +18,18 @@
  * it (`user_message_chunk` under its `messageId`), which adds it to the timeline where it landed; the view
  * never echoes it itself, so it shows once. The agent works (`running`) until the turn's prompt and every
  * such message are answered. An agent that answers one without echoing it gets it shown at the end.
+ *
+ * A cancelled turn marks its unfinished cards cancelled, but a background command's (shared/background.ts)
+ * runs on. A user message gets its turn's number from the prompt's answer (`turnEnded.turn`) or from a
+ * replayed first chunk's `_meta.acpBridge.turn` (shared/checkpoints.ts); what restoring files did is a
+ * timeline entry (`restored`). The bridge's instructions notices set the header's files
+ * (shared/instructions.ts) instead of adding a notice, but for a change mid-session.
  */
 import type { ContentBlock, SessionUpdate, ToolCallUpdate } from "./acp";
 import type { Change, SessionEvent } from "./events";
+import { isBackgroundCommand } from "./background";
+import { turnOf } from "./checkpoints";
+import { instructionsOf, mergeInstructions } from "./instructions";
 import { type CompactionView, type SessionState, type TerminalView, type ToolCard, type UsageView, TERMINAL_KEEP_CHARS } from "./state";
 import { appendCapped } from "./terminalText";
 import { unpricedResponses } from "./usage";
@@ -68,6 +77,9 @@ function applyEventOnly(state: SessionState, event: SessionEvent): Change {
         commands: [],
         usage: undefined,
         canLoadSessions: event.canLoadSessions ?? state.canLoadSessions,
+        checkpoints: event.checkpoints ?? false,
+        instructions: undefined,
+        promptItemId: undefined,
       });
       return { reset: true, header: true, plan: true, timeline: true };
     case "update":
@@ -76,6 +88,7 @@ function applyEventOnly(state: SessionState, event: SessionEvent): Change {
       const id = newItemId(state);
       const plan = retireFinishedPlan(state);
       state.timeline.push({ type: "user", id, text: event.text, blocks: event.blocks ?? [] });
+      state.promptItemId = id;
       titleFromPrompt(state, event.text);
       state.running = true;
       state.prompting = true;
@@ -84,7 +97,15 @@ function applyEventOnly(state: SessionState, event: SessionEvent): Change {
     }
     case "turnEnded": {
       state.prompting = false;
-      return endIfAnswered(state, event.stopReason);
+      const change = endIfAnswered(state, event.stopReason);
+      // The prompt's answer numbers its turn: its message can now restore the files to before it.
+      const item = state.timeline.find((i) => i.id === state.promptItemId);
+      state.promptItemId = undefined;
+      if (item?.type === "user" && event.turn !== undefined) {
+        item.turn = event.turn;
+        merge(change, { items: [item.id] });
+      }
+      return change;
     }
     case "steerSent":
       state.steers.push({ messageId: event.messageId, text: event.text, blocks: event.blocks ?? [], landed: false });
@@ -148,6 +169,8 @@ function applyEventOnly(state: SessionState, event: SessionEvent): Change {
         terminals: v.terminals,
         plan: v.plan,
         usage: v.usage,
+        instructions: v.instructions,
+        promptItemId: undefined,
         nextItemId: Math.max(state.nextItemId, v.nextItemId),
         running: false,
         prompting: false,
@@ -157,6 +180,28 @@ function applyEventOnly(state: SessionState, event: SessionEvent): Change {
       for (const card of Object.values(state.cards)) if (card.permission && card.permission.outcome === undefined) card.permission.outcome = "cancelled";
       for (const item of state.timeline) if (item.type === "question" && !item.answer) item.answer = { action: "cancel" };
       return { reset: true, header: true, plan: true, timeline: true };
+    }
+    case "stopRequested":
+    case "stopAnswered": {
+      const card = state.cards[event.toolCallId];
+      if (!card) return {};
+      // Stopped (or ended meanwhile): the card says "Stopping…" until the agent's own update ends it.
+      if (event.type === "stopRequested") card.stop = { state: "stopping" };
+      else if (event.reason !== undefined) card.stop = { state: "failed", reason: event.reason };
+      return { cards: [card.toolCallId] };
+    }
+    case "restored": {
+      const { type: _, ...result } = event;
+      state.timeline.push({ type: "restore", id: newItemId(state), ...result });
+      const change: Change = { timeline: true };
+      const card = event.toolCallId === undefined ? undefined : state.cards[event.toolCallId];
+      if (card && event.path !== undefined) {
+        const done = event.status === "restored" || event.status === "nothing";
+        const reason = event.error ?? (event.conflicts.length > 0 ? "The file was changed since: it was left as it is." : "Not reverted.");
+        (card.reverted ??= {})[event.path] = done ? { state: "undone" } : { state: "failed", reason };
+        change.cards = [card.toolCallId];
+      }
+      return change;
     }
     case "editUndone":
     case "undoFailed": {
@@ -200,7 +245,7 @@ function applyUpdate(state: SessionState, update: SessionUpdate): Change {
   switch (update.sessionUpdate) {
     case "user_message_chunk": {
       const steer = update.messageId == null ? undefined : state.steers.find((m) => m.messageId === update.messageId && !m.landed);
-      if (!steer) return appendChunk(state, "user", update.content, update.messageId);
+      if (!steer) return numberTurn(state, update._meta, appendChunk(state, "user", update.content, update.messageId));
       // A message sent while the agent worked, echoed where it landed: it leaves the footer for there.
       steer.landed = true;
       const change = appendChunk(state, "user", update.content, update.messageId);
@@ -243,6 +288,13 @@ function applyUpdate(state: SessionState, update: SessionUpdate): Change {
       return { header: true };
     }
     case "notice": {
+      const instructions = instructionsOf(update);
+      if (instructions) {
+        // The files the agent follows are a line in the header; only a change mid-session is history too.
+        state.instructions = mergeInstructions(state.instructions, instructions);
+        const change: Change = { header: true };
+        return instructions.event === "loaded" ? change : merge(change, pushNotice(state, update.severity, update.description ? `${update.title}: ${update.description}` : update.title));
+      }
       const wait = modelWaitOf(update);
       if (wait) {
         // A wait is a state, not history: one line while it lasts (with Cancel), never a timeline entry.
@@ -286,6 +338,17 @@ function endIfAnswered(state: SessionState, stopReason: string): Change {
   state.stopReason = stopReason;
   const cards = stopReason === "cancelled" ? cancelUnfinished(state) : [];
   return { header: true, cards };
+}
+
+/**
+ * The turn a replayed user message started (`_meta.acpBridge.turn` on its first chunk, as `session/load`
+ * sends it), put on the message the chunk went into.
+ */
+function numberTurn(state: SessionState, meta: Record<string, unknown> | null | undefined, change: Change): Change {
+  const { turn } = turnOf(meta);
+  const item = state.timeline[state.timeline.length - 1];
+  if (turn !== undefined && item?.type === "user") item.turn = turn;
+  return change;
 }
 
 function merge(into: Change, more: Change): Change {
@@ -447,9 +510,11 @@ function ensureTerminal(state: SessionState, terminalId: string, command?: strin
   return t;
 }
 
+/** Cards a cancelled turn leaves unfinished; a background command runs on (the agent stops only the turn). */
 function cancelUnfinished(state: SessionState): string[] {
   const ids: string[] = [];
   for (const card of Object.values(state.cards)) {
+    if (card.status === "in_progress" && isBackgroundCommand(card)) continue;
     if (card.status === "pending" || card.status === "in_progress") {
       card.status = "cancelled";
       ids.push(card.toolCallId);

@@ -51,6 +51,45 @@ export interface AgentView {
 /** An applied edit the user undid from its card, or tried to. */
 export type UndoView = { state: "undone" } | { state: "failed"; reason: string };
 
+/** The user asked the agent to stop a background command (`_acpBridge/killBackground`). */
+export type StopView = { state: "stopping" } | { state: "failed"; reason: string };
+
+/** One file the agent's checkpoints put back (`_acpBridge/rewind`, `_acpBridge/revertFile`). */
+export interface RestoredFile {
+  path: string;
+  /** `removed` (the turn created it), `restored` (changed), `recreated` (deleted); or the agent's own word. */
+  action: string;
+}
+
+/**
+ * What restoring files from the agent's checkpoints did, one timeline entry each: to before a turn
+ * (`turn`), or one file of one card (`toolCallId` and `path`).
+ */
+export interface RestoreView {
+  type: "restore";
+  id: string;
+  turn?: number;
+  toolCallId?: string;
+  path?: string;
+  /** The agent's `status` (`restored`, `nothing`, `conflict`), or `failed` when the request failed. */
+  status: string;
+  restored: RestoredFile[];
+  /** Files changed since by someone other than the agent (left alone unless the user chose to overwrite). */
+  conflicts: Array<{ path: string; reason: string }>;
+  error?: string;
+}
+
+/** An instructions file the agent follows (AGENTS.md or an alternative), as it reported it. */
+export interface InstructionFileView {
+  path: string;
+  /** Its name relative to its folder: `AGENTS.md`, `CLAUDE.md`, `.github/copilot-instructions.md`. */
+  name: string;
+  /** `user` (the user's own, every project), `root` (a root of the session), `folder` (below a root). */
+  scope: string;
+  /** Why it was found but not read, when it was not. */
+  skipped?: string;
+}
+
 export interface TerminalView {
   terminalId: string;
   /** The most recent output, capped at TERMINAL_KEEP_CHARS (older text dropped from the start). */
@@ -89,6 +128,10 @@ export interface ToolCard {
   parentId?: string;
   /** The calls this one made, in arrival order; their cards are shown inside this one. */
   children?: string[];
+  /** Stopping its background command, or why that failed. */
+  stop?: StopView;
+  /** Files of this card put back from the agent's checkpoint ("Revert this file"), by path. */
+  reverted?: Record<string, UndoView>;
 }
 
 export type TimelineItem =
@@ -100,11 +143,14 @@ export type TimelineItem =
       blocks: ContentBlock[];
       /** A user message sent while the agent worked, shown where the agent took it (see SteerView). */
       steered?: boolean;
+      /** The agent's number for the turn this message started (`_meta.acpBridge.turn`), for checkpoints. */
+      turn?: number;
     }
   | { type: "tool"; id: string }
   | { type: "notice"; id: string; severity: string; text: string }
   | CompactionView
-  | QuestionView;
+  | QuestionView
+  | RestoreView;
 
 /** A question the agent put to the user as a form (ACP `elicitation/create`, form mode). */
 export interface QuestionView {
@@ -219,6 +265,12 @@ export interface SessionState {
   waiting?: WaitingView;
   follow: boolean;
   canLoadSessions: boolean;
+  /** The agent keeps checkpoints (`agentCapabilities._meta.acpBridge.checkpoints`): restore and revert are offered. */
+  checkpoints?: boolean;
+  /** The instructions files the agent says it follows in this session (AGENTS.md and the like). */
+  instructions?: InstructionFileView[];
+  /** The user item of the prompt that runs (it gets its turn number from the prompt's answer). */
+  promptItemId?: string;
   nextItemId: number;
 }
 

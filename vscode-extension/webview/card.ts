@@ -8,10 +8,15 @@
  * allow `ls` commands (this session)", wrapped when long), and "Review" to open a pending edit in the
  * diff editor. A terminal of a card that waits for its answer says "not started", never "running". Every control carries a `data-focus-key`, so focus survives the card being re-rendered.
  *
- * A program's card (Code Mode) holds the cards of the calls it made, each a full card of its own, in a
- * box after its own parts; its text list of those calls is then left out, the nested cards say it live.
+ * A program's card (Code Mode) or a subagent's (`task`) holds the cards of the calls it made, each a full
+ * card of its own, in a box after its own parts (timeline.ts folds it); a program's text list of those
+ * calls is then left out, the nested cards say it live.
+ *
+ * A command running in the background (`run_in_background`) stays live after its call returned, and
+ * after its turn; its card has **Stop** (`_acpBridge/killBackground`) while it runs.
  */
 import type { PermissionOption, ToolCallContent } from "../shared/acp";
+import { stopControl } from "../shared/background";
 import { answerText, approvalLayout, cardOutcome, choiceLabel, isAwaiting, isNestedCallList, isPlanCard, startsCollapsed } from "../shared/cardView";
 import { cardTerminalIds } from "../shared/reducer";
 import type { SessionState, ToolCard } from "../shared/state";
@@ -70,6 +75,7 @@ export function renderCard(el: HTMLElement, state: SessionState, card: ToolCard,
   );
   const parts: Array<HTMLElement | null> = [head, locations(state, card)];
   if (card.note) parts.push(h("div", { class: "card-note" }, card.note));
+  parts.push(backgroundRow(card));
   if (!collapsed) parts.push(body(state, card, bodyId));
   else if (card.content.length > 0) parts.push(h("button", { class: "link show-more", "data-focus-key": "more", onclick: () => ui.toggle(card.toolCallId, false) }, "Show details"));
   parts.push(undoRow(card));
@@ -159,6 +165,18 @@ export function approvalControls(card: ToolCard, ui: CardUi, where: "card" | "ba
     parts.push(more);
   }
   return h("div", { class: `permission${where === "bar" ? " in-bar" : ""}`, role: "group", "aria-label": `Approval for ${card.title.split("\n")[0]}` }, ...parts);
+}
+
+/** A background command's line while it runs: it says so, with Stop (or that it is being stopped). */
+function backgroundRow(card: ToolCard): HTMLElement | null {
+  const control = stopControl(card);
+  const failed = card.stop?.state === "failed" ? h("div", { class: "undo-error", role: "status" }, card.stop.reason) : null;
+  if (control === "none") return failed;
+  const button =
+    control === "stopping"
+      ? h("button", { type: "button", class: "secondary bg-stop", "data-focus-key": "stop", disabled: true }, "Stopping…")
+      : h("button", { type: "button", class: "secondary bg-stop", "data-focus-key": "stop", title: "End this command (its processes stop; the agent is told)", onclick: () => send({ type: "stopBackground", toolCallId: card.toolCallId }) }, "Stop");
+  return h("div", { class: "bg-row" }, h("span", { class: "bg-label" }, "Runs in the background"), button, failed);
 }
 
 function undoRow(card: ToolCard): HTMLElement | null {

@@ -1,9 +1,11 @@
 /**
  * Tool-call content: text and resources (Markdown, readable), diffs as unified hunks numbered as in
- * the file with an "Open diff" action ("Review in editor" while awaiting approval), and terminals.
+ * the file with an "Open diff" action ("Review in editor" while awaiting approval) and, when the agent
+ * keeps checkpoints, "Revert this file" on a finished call's diff; and terminals.
  * Diffs longer than MAX_DIFF_LINES point to the diff editor instead.
  */
 import type { ContentBlock, ToolCallContent } from "../shared/acp";
+import { canRevertFile } from "../shared/checkpoints";
 import { type BlockAnchor, blockAnchors, formatHunkHeader, hunks } from "../shared/diff";
 import type { SessionState, ToolCard } from "../shared/state";
 import { h, relPath } from "./dom";
@@ -26,7 +28,7 @@ export function contentBlock(state: SessionState, card: ToolCard, c: ToolCallCon
       return block(c.content, state.cwd);
     case "diff": {
       const list = opts.proposed ? (card.proposed ?? []) : card.content;
-      return diffBlock(state, card.toolCallId, c, blockAnchors(list, card.locations)[index], index, opts);
+      return diffBlock(state, card, c, blockAnchors(list, card.locations)[index], index, opts);
     }
     case "terminal":
       return terminalBlock(c.terminalId, state.terminals[c.terminalId], card);
@@ -62,16 +64,29 @@ function fileLink(uri: string, label: string | undefined, cwd: string | undefine
 
 type DiffContent = Extract<ToolCallContent, { type: "diff" }>;
 
+/** "Revert this file" (the agent puts the file back as it was before this call), or what reverting did. */
+function revertControl(state: SessionState, card: ToolCard, path: string, index: number): HTMLElement | null {
+  const done = card.reverted?.[path];
+  if (done?.state === "undone") return h("span", { class: "reverted-note" }, "Reverted");
+  if (!canRevertFile(state, card, path)) return null;
+  return h(
+    "button",
+    { type: "button", class: "revert-file", "data-path": path, "data-focus-key": `revert:${index}`, title: done?.state === "failed" ? done.reason : "Put this file back as it was before this call", onclick: () => send({ type: "revertFile", toolCallId: card.toolCallId, path }) },
+    "Revert this file",
+  );
+}
+
 /**
  * A diff as unified hunks with the file's line numbers in a gutter (old | new), when the block's place
  * in the file is known (its anchor); otherwise the hunk header says the lines were not reported.
  */
-function diffBlock(state: SessionState, toolCallId: string, d: DiffContent, anchor: BlockAnchor | undefined, index: number, opts: BlockOptions): HTMLElement {
+function diffBlock(state: SessionState, card: ToolCard, d: DiffContent, anchor: BlockAnchor | undefined, index: number, opts: BlockOptions): HTMLElement {
+  const toolCallId = card.toolCallId;
   // While awaiting approval, the question's own "Review in editor" opens this diff.
   const action = opts.awaiting
     ? null
     : h("button", { class: "open-diff", "data-focus-key": `${opts.proposed ? "pdiff" : "diff"}:${index}`, title: "The whole file in the diff editor", onclick: () => send({ type: "openDiff", toolCallId, index, ...(opts.proposed ? { proposed: true } : {}) }) }, "Open diff");
-  const head = h("div", { class: "diff-head" }, h("span", { class: "diff-path" }, relPath(d.path, state.cwd), d.oldText == null ? h("span", { class: "diff-new" }, " (new file)") : null), action);
+  const head = h("div", { class: "diff-head" }, h("span", { class: "diff-path" }, relPath(d.path, state.cwd), d.oldText == null ? h("span", { class: "diff-new" }, " (new file)") : null), action, opts.proposed ? null : revertControl(state, card, d.path, index));
   const pre = h("div", { class: "diff-body", role: "table", "aria-label": `Changes to ${relPath(d.path, state.cwd)}` });
   let shown = 0;
   for (const hunk of hunks(d.oldText, d.newText, 3, anchor)) {

@@ -1,12 +1,14 @@
 /**
  * The view header: the agent, its state and its model (a "demo" badge when the model is the offline
  * demo script), the follow-along toggle, one picker per select config option (placed by category: mode,
- * model, thought level, then the rest) and a switch per boolean one, the context gauge and cost, the session title, a login banner when the
+ * model, thought level, then the rest) and a switch per boolean one, the context gauge and cost, the session title, the
+ * instructions files the agent follows (each name opens its file), a login banner when the
  * agent asks for one, and when the agent stopped, what happened, why and what to do, with buttons for it.
  * New session, History and Restart are the view's title-bar actions, so they are not repeated here.
  */
 import { type BooleanOption, pickerOptions, type SelectOption, toggleOptions } from "../shared/configOptions";
-import type { AuthView, SessionState, UsageView } from "../shared/state";
+import { instructionLabel } from "../shared/instructions";
+import type { AuthView, InstructionFileView, SessionState, UsageView } from "../shared/state";
 import { usageText } from "../shared/usage";
 import { h } from "./dom";
 import { send } from "./vscodeApi";
@@ -60,9 +62,21 @@ export function renderHeader(el: HTMLElement, s: SessionState): void {
       ),
     );
   }
+  if (s.instructions?.length) parts.push(instructionsLine(s.instructions, s.cwd));
   if (s.auth) parts.push(authBanner(s.auth));
   if (status === "crashed") parts.push(crashBanner(s));
   el.replaceChildren(...parts);
+}
+
+/** "Instructions: AGENTS.md, docs/AGENTS.md": the files the agent follows, each a link that opens it. */
+function instructionsLine(files: InstructionFileView[], cwd: string | undefined): HTMLElement {
+  const links: Array<HTMLElement | string> = [];
+  files.forEach((f, i) => {
+    if (i > 0) links.push(", ");
+    const title = f.skipped ? `${f.path}: not read, ${f.skipped}` : f.scope === "folder" ? `${f.path} (for work in its folder)` : f.path;
+    links.push(h("button", { type: "button", class: `link instructions-file${f.skipped ? " skipped" : ""}`, "data-path": f.path, title, onclick: () => send({ type: "openLocation", path: f.path }) }, instructionLabel(f, cwd)));
+  });
+  return h("div", { class: "header-row instructions", id: "instructions" }, h("span", { class: "model-label" }, "Instructions: "), ...links);
 }
 
 /** A boolean config option as a switch, like "Follow edits": a click asks the agent for the other value. */

@@ -23,7 +23,7 @@ import { renderPlan } from "./plan";
 import { renderSteers } from "./steers";
 import { TailFollower } from "./scroll";
 import { fillTerminal } from "./terminal";
-import { Timeline } from "./timeline";
+import { nestedFoldKey, Timeline } from "./timeline";
 import { loadUiState, saveUiState, send } from "./vscodeApi";
 import { renderWaiting } from "./waiting";
 import { renderWelcome } from "./welcome";
@@ -62,7 +62,8 @@ const cardUi: CardUi = {
   toggle: (id, value) => {
     collapsed.set(id, value);
     persist();
-    dirty.ids.add(id);
+    // A card's own fold, or the fold of the calls it made (kept under nestedFoldKey): that card redraws.
+    dirty.ids.add(id.startsWith(nestedFoldKey("")) ? id.slice(nestedFoldKey("").length) : id);
     schedule();
   },
   reason: (requestId) => reasons.get(requestId),

@@ -1,17 +1,28 @@
 /**
- * The conversation: user prompts, streamed agent text (Markdown), collapsible thoughts, notices and tool
- * cards, in order. Elements are keyed by item id so an update re-renders one element, and new items are
- * appended without touching the rest. A card's nested calls (Code Mode sub-calls) are cards of their
- * own, keyed the same way, inside their program's card.
+ * The conversation: user prompts, streamed agent text (Markdown), collapsible thoughts, notices, tool
+ * cards and what restoring files from a checkpoint did, in order. Elements are keyed by item id so an
+ * update re-renders one element, and new items are appended without touching the rest. A card's nested
+ * calls (a Code Mode program's or a subagent's) are cards of their own, keyed the same way, inside their
+ * parent's card, under a fold that says how many there are ("12 calls · 1 running"): a task's calls
+ * start folded, a program's open, and a call waiting for an answer keeps the fold open.
+ *
+ * A user message whose turn the agent numbered offers "Restore to before this turn" when the agent keeps
+ * checkpoints (shared/checkpoints.ts).
  */
-import type { SessionState, TimelineItem, ToolCard } from "../shared/state";
+import { canRestoreTurn, restoreText } from "../shared/checkpoints";
+import { nestedFold, nestedFoldText } from "../shared/cardView";
+import type { RestoreView, SessionState, TimelineItem, ToolCard } from "../shared/state";
 import { block } from "./content";
 import { type CardUi, nestedBox, renderCard } from "./card";
-import { h } from "./dom";
+import { h, relPath } from "./dom";
 import { renderMarkdown } from "./markdown";
 import { renderQuestion } from "./question";
 import { landedNote } from "../shared/steering";
 import { compactionTitle } from "../shared/usage";
+import { send } from "./vscodeApi";
+
+/** The key under which the user's folding of a card's nested calls is kept (CardUi.collapsedByUser). */
+export const nestedFoldKey = (toolCallId: string) => `nested:${toolCallId}`;
 
 /** A control of the card itself with this focus key (not one of a nested card's). */
 function ownControl(el: HTMLElement, key: string): HTMLElement | null {
@@ -53,31 +64,52 @@ export class Timeline {
   refresh(s: SessionState, id: string): void {
     const el = this.els.get(id);
     if (!el) return;
-    const item = s.cards[id] ? ({ type: "tool", id } as const) : s.timeline.find((t) => t.id === id);
+    const card = s.cards[id];
+    const item = card ? ({ type: "tool", id } as const) : s.timeline.find((t) => t.id === id);
     if (item) this.fill(el, s, item);
+    // The parent's fold counts its calls' states: a call that changed may change that line.
+    const parent = card?.parentId ? s.cards[card.parentId] : undefined;
+    const parentEl = parent ? this.els.get(parent.toolCallId) : undefined;
+    if (parent && parentEl) this.syncNested(parentEl, s, parent);
   }
 
   element(id: string): HTMLElement | undefined {
     return this.els.get(id);
   }
 
-  /** The cards of the calls `card` made, in its nested box in arrival order (new ones created). */
+  /**
+   * The cards of the calls `card` made, in its nested box in arrival order (new ones created), under the
+   * fold's toggle. The box and its toggle are made once and only updated, so focus on the toggle or in
+   * a nested card survives the parent being redrawn.
+   */
   private syncNested(el: HTMLElement, s: SessionState, card: ToolCard): void {
-    const ids = card.children ?? [];
-    if (ids.length === 0) return;
+    const fold = nestedFold(s, card);
+    if (!fold) return;
+    const key = nestedFoldKey(card.toolCallId);
     let box = nestedBox(el);
     if (!box) {
-      box = h("div", { class: "card-children", role: "group", "aria-label": "Calls made by this program" });
+      const listId = `nested-${card.toolCallId}`;
+      const toggle = h("button", { type: "button", class: "link nested-toggle", "data-focus-key": "nested-toggle", "aria-controls": listId });
+      toggle.addEventListener("click", () => this.ui.toggle(key, toggle.getAttribute("aria-expanded") === "true"));
+      box = h("div", { class: "card-children", role: "group", "aria-label": "Calls made by this call" }, toggle, h("div", { class: "nested-list", id: listId }));
       el.append(box);
     }
-    for (const id of ids) {
+    const toggle = box.querySelector<HTMLElement>(":scope > .nested-toggle")!;
+    const list = box.querySelector<HTMLElement>(":scope > .nested-list")!;
+    const collapsed = !fold.forcedOpen && (this.ui.collapsedByUser(key) ?? fold.startsCollapsed);
+    toggle.textContent = `${collapsed ? "▸" : "▾"} ${nestedFoldText(fold)}`;
+    toggle.setAttribute("aria-expanded", String(!collapsed));
+    toggle.title = collapsed ? "Show the calls it made" : "Hide the calls it made";
+    box.classList.toggle("folded", collapsed);
+    list.hidden = collapsed;
+    for (const id of card.children ?? []) {
       let child = this.els.get(id);
       if (!child) {
         child = this.create({ type: "tool", id });
         this.els.set(id, child);
         this.fill(child, s, { type: "tool", id });
       }
-      if (child.parentElement !== box) box.append(child);
+      if (child.parentElement !== list) list.append(child);
     }
   }
 
@@ -86,6 +118,7 @@ export class Timeline {
     if (item.type === "thought") return h("details", { class: "thought" });
     if (item.type === "compaction") return h("details", { class: "compaction", open: item.status === "in_progress" });
     if (item.type === "question") return h("section", { class: "question", id: `question-${item.id}`, role: "group", "aria-label": "A question from the agent" });
+    if (item.type === "restore") return h("section", { class: "restore", id: `restore-${item.id}`, role: "status" });
     return h("div", { class: `msg msg-${item.type}${item.type === "notice" ? ` notice-${item.severity}` : ""}` });
   }
 
@@ -114,6 +147,9 @@ export class Timeline {
       case "question":
         renderQuestion(el, item);
         return;
+      case "restore":
+        renderRestore(el, s, item);
+        return;
       case "compaction": {
         const details = el as HTMLDetailsElement;
         // Open while the summary streams in; closed once it is done (the user may open it again).
@@ -136,7 +172,11 @@ export class Timeline {
         // A message sent while the agent worked says so, where the agent read it.
         const note = landedNote(item);
         el.classList.toggle("msg-steered", note !== undefined);
-        el.replaceChildren(...(note ? [h("div", { class: "steer-note" }, note)] : []), h("div", { class: "msg-text" }, item.text), ...item.blocks.map((b) => block(b, s.cwd)));
+        if (item.turn !== undefined) el.dataset.turn = String(item.turn);
+        const restore = canRestoreTurn(s, item)
+          ? h("div", { class: "msg-actions" }, h("button", { type: "button", class: "link restore-turn", "data-turn": String(item.turn), title: "Put the files back as they were before the agent worked on this message (the conversation goes on)", onclick: () => send({ type: "rewind", turn: item.turn! }) }, "Restore to before this turn"))
+          : null;
+        el.replaceChildren(...(note ? [h("div", { class: "steer-note" }, note)] : []), h("div", { class: "msg-text" }, item.text), ...item.blocks.map((b) => block(b, s.cwd)), ...(restore ? [restore] : []));
         return;
       }
       case "agent": {
@@ -147,4 +187,22 @@ export class Timeline {
       }
     }
   }
+}
+
+/** What a restore did: a headline, then each file (a link to it) with what happened to it. */
+function renderRestore(el: HTMLElement, s: SessionState, item: RestoreView): void {
+  const { title, lines } = restoreText(item);
+  el.className = `restore status-${item.status}`;
+  el.replaceChildren(
+    h("div", { class: "restore-title" }, title),
+    ...(lines.length
+      ? [
+          h(
+            "ul",
+            { class: "restore-files" },
+            ...lines.map((l) => h("li", {}, h("button", { type: "button", class: "link restore-file", "data-path": l.path, onclick: () => send({ type: "openLocation", path: l.path }) }, relPath(l.path, s.cwd)), h("span", { class: "restore-action" }, ` ${l.text}`))),
+          ),
+        ]
+      : []),
+  );
 }

@@ -121,6 +121,14 @@ async def test_agents_md_reaches_the_model_with_its_path_and_the_user_is_shown_i
     (notice,) = _notices(bridge, session_id)
     assert notice["title"] == "Project instructions loaded"
     assert f"`{workspace}/AGENTS.md`" in notice["description"] and f"`{mine}`" in notice["description"]
+    # The same files as data, for a client that shows them as links (the VS Code extension).
+    assert notice["_meta"]["acpBridge"]["instructions"] == {
+        "event": "loaded",
+        "files": [
+            {"path": str(mine), "name": "AGENTS.md", "scope": "user"},
+            {"path": f"{workspace}/AGENTS.md", "name": "AGENTS.md", "scope": "root"},
+        ],
+    }
 
 
 async def test_without_agents_md_claude_md_is_used_and_a_plain_client_is_told_in_a_message(
@@ -182,6 +190,10 @@ async def test_a_folders_agents_md_reaches_the_model_once_after_a_call_works_the
     pkg, core = _notices(bridge, session_id)
     assert pkg["title"] == core["title"] == "Folder instructions added"
     assert pkg["description"] == f"- `{workspace}/pkg/AGENTS.md`, for work in `pkg`"
+    assert pkg["_meta"]["acpBridge"]["instructions"] == {
+        "event": "added",
+        "files": [{"path": f"{workspace}/pkg/AGENTS.md", "name": "AGENTS.md", "scope": "folder"}],
+    }
     assert core["description"] == f"- `{workspace}/pkg/core/AGENTS.md`, for work in `pkg/core`"
     await bridge.stop()
 
@@ -216,6 +228,8 @@ async def test_an_edit_between_turns_is_re_read_and_said(
     assert loaded["title"] == "Project instructions loaded"
     assert changed["title"] == "Project instructions changed"
     assert f"`{agents}` changed: re-read for this turn" in changed["description"]
+    entry = {"path": str(agents), "name": "AGENTS.md", "scope": "root"}
+    assert changed["_meta"]["acpBridge"]["instructions"] == {"event": "changed", "files": [entry]}
 
 
 async def test_a_file_over_the_bound_is_cut_with_a_note(

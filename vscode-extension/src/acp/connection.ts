@@ -8,6 +8,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
+import { advertisesCheckpoints, readRestoreResult, type RestoreResult } from "../../shared/checkpoints";
 import type { AgentSpec } from "./agentSpec";
 import { type TerminalMethod, terminalMethods } from "./auth";
 import type { ClientHandlers } from "./handlers";
@@ -35,6 +36,12 @@ export const BRIDGE_METHODS = {
   setSessionTitle: "_acpBridge/setSessionTitle",
   listRules: "_acpBridge/listRules",
   forgetRules: "_acpBridge/forgetRules",
+  /** Stop one background command: `{sessionId, bashId}` → `{killed}` (bashId: the id of the call that started it). */
+  killBackground: "_acpBridge/killBackground",
+  /** Files back to before turn N: `{sessionId, turn, force?}` → a RestoreResult. */
+  rewind: "_acpBridge/rewind",
+  /** One file back to before one call: `{sessionId, toolCallId, path, force?}` → a RestoreResult. */
+  revertFile: "_acpBridge/revertFile",
 } as const;
 
 /** `_acpBridge/listRules` and `forgetRules` answers: rules numbered as the bridge's `/permissions` numbers them. */
@@ -217,6 +224,27 @@ export class AgentConnection {
   setSessionTitle(sessionId: string, title: string): Promise<{ title: string }> {
     const method = this.canSetTitle ? SET_TITLE_METHOD : BRIDGE_METHODS.setSessionTitle;
     return this.conn.agent.request<{ title: string }>(method, { sessionId, title });
+  }
+
+  /** The agent keeps checkpoints of the session's files (`agentCapabilities._meta.acpBridge.checkpoints`). */
+  get hasCheckpoints(): boolean {
+    return advertisesCheckpoints(this.init.agentCapabilities);
+  }
+
+  /** The bridge's `_acpBridge/killBackground`: whether a running command was stopped (false: it had ended). */
+  async killBackground(sessionId: string, bashId: string): Promise<boolean> {
+    const res = await this.conn.agent.request<{ killed?: unknown }>(BRIDGE_METHODS.killBackground, { sessionId, bashId });
+    return res?.killed === true;
+  }
+
+  /** The bridge's `_acpBridge/rewind`: the session's files back to before turn `turn`. */
+  async rewind(sessionId: string, turn: number, force = false): Promise<RestoreResult> {
+    return readRestoreResult(await this.conn.agent.request<unknown>(BRIDGE_METHODS.rewind, { sessionId, turn, ...(force ? { force } : {}) }));
+  }
+
+  /** The bridge's `_acpBridge/revertFile`: `path` back to what it was before call `toolCallId`. */
+  async revertFile(sessionId: string, toolCallId: string, path: string, force = false): Promise<RestoreResult> {
+    return readRestoreResult(await this.conn.agent.request<unknown>(BRIDGE_METHODS.revertFile, { sessionId, toolCallId, path, ...(force ? { force } : {}) }));
   }
 
   /** The bridge's `_acpBridge/listRules`: the session's mode and remembered "always" rules. */

@@ -13,6 +13,7 @@ import { mkdir } from "node:fs/promises";
 import * as os from "node:os";
 import * as vscode from "vscode";
 import type { ContentBlock, SessionNotification } from "../../shared/acp";
+import { type RestoreResult, turnOf } from "../../shared/checkpoints";
 import type { SessionState } from "../../shared/state";
 import { answerText } from "../../shared/cardView";
 import { isAuthRequired, loginInvocation } from "../acp/auth";
@@ -302,6 +303,7 @@ export class SessionController implements vscode.Disposable {
       modes: res.modes,
       configOptions: res.configOptions,
       canLoadSessions: conn.canLoadSession && conn.canListSessions,
+      checkpoints: conn.hasCheckpoints,
     });
     this.describe(conn, res.configOptions);
     this.showNotes(notes);
@@ -336,7 +338,7 @@ export class SessionController implements vscode.Disposable {
     this.turn = turn.catch(() => undefined);
     try {
       const res = await turn;
-      this.d.store.dispatch({ type: "turnEnded", stopReason: res.stopReason });
+      this.d.store.dispatch({ type: "turnEnded", stopReason: res.stopReason, ...turnOf(res._meta) });
     } catch (err) {
       if (this.session?.conn === conn && !this.authRequired(conn, err)) this.d.store.dispatch({ type: "error", message: errorText(err) });
       this.d.store.dispatch({ type: "turnEnded", stopReason: "error" });
@@ -380,6 +382,62 @@ export class SessionController implements vscode.Disposable {
     this.d.permissions.cancelAll();
     this.d.questions.cancelAll();
     this.d.store.dispatch({ type: "turnCancelled" });
+  }
+
+  /**
+   * Stop the background command card `toolCallId`'s call started (`_acpBridge/killBackground`). The card
+   * says "Stopping…" until the agent's update ends it; a refusal is said on the card.
+   */
+  async stopBackground(toolCallId: string): Promise<void> {
+    const s = this.session;
+    if (!s) return;
+    const { store } = this.d;
+    store.dispatch({ type: "stopRequested", toolCallId });
+    try {
+      await s.conn.killBackground(s.id, toolCallId);
+      // Stopped, or it had ended meanwhile: either way the agent's own update ends the card.
+      store.dispatch({ type: "stopAnswered", toolCallId });
+    } catch (err) {
+      const reason = (err as { code?: unknown }).code === METHOD_NOT_FOUND ? `ACP agent "${s.conn.spec.name}" cannot stop background commands.` : `Could not stop it: ${errorText(err)}`;
+      store.dispatch({ type: "stopAnswered", toolCallId, reason });
+    }
+  }
+
+  /**
+   * "Restore to before this turn": the agent puts the session's files back as they were before turn
+   * `turn` (`_acpBridge/rewind`); the conversation goes on. A file someone else changed since is never
+   * overwritten without asking: the agent answers "conflict", and a modal asks whether to overwrite.
+   */
+  async rewind(turn: number): Promise<void> {
+    await this.restore({ turn }, (conn, id, force) => conn.rewind(id, turn, force));
+  }
+
+  /** "Revert this file": `path` back to what it was before call `toolCallId` (`_acpBridge/revertFile`). */
+  async revertFile(toolCallId: string, path: string): Promise<void> {
+    await this.restore({ toolCallId, path }, (conn, id, force) => conn.revertFile(id, toolCallId, path, force));
+  }
+
+  private async restore(what: { turn?: number; toolCallId?: string; path?: string }, call: (conn: AgentConnection, sessionId: string, force: boolean) => Promise<RestoreResult>): Promise<void> {
+    const s = this.session;
+    const { store } = this.d;
+    if (!s) return;
+    if (store.state.running) {
+      void vscode.window.showWarningMessage("The agent is still working. Wait for it, or cancel it, before restoring files.");
+      return;
+    }
+    try {
+      let result = await call(s.conn, s.id, false);
+      if (result.status === "conflict") {
+        const files = result.conflicts.map((c) => `${vscode.workspace.asRelativePath(c.path)}: ${c.reason}`).join("\n");
+        const overwrite = "Overwrite";
+        const pick = await vscode.window.showWarningMessage("Some files were changed since, outside the agent. Overwrite my changes?", { modal: true, detail: files }, overwrite);
+        if (pick === overwrite) result = await call(s.conn, s.id, true);
+      }
+      if (this.session === s) store.dispatch({ type: "restored", ...what, ...result });
+    } catch (err) {
+      const error = (err as { code?: unknown }).code === METHOD_NOT_FOUND ? `ACP agent "${s.conn.spec.name}" keeps no checkpoints` : errorText(err);
+      if (this.session === s) store.dispatch({ type: "restored", ...what, status: "failed", restored: [], conflicts: [], error });
+    }
   }
 
   async newSession(): Promise<void> {
@@ -469,12 +527,12 @@ export class SessionController implements vscode.Disposable {
     if (kept || !conn.canLoadSession) {
       const res = await conn.resumeSession(sessionId, cwd, setup);
       this.session = { id: sessionId, conn };
-      store.dispatch({ type: "sessionStarted", sessionId, cwd, modes: res.modes, configOptions: res.configOptions, canLoadSessions: conn.canLoadSession && conn.canListSessions });
+      store.dispatch({ type: "sessionStarted", sessionId, cwd, modes: res.modes, configOptions: res.configOptions, canLoadSessions: conn.canLoadSession && conn.canListSessions, checkpoints: conn.hasCheckpoints });
       if (kept) this.restoreView(kept);
       this.describe(conn, res.configOptions);
     } else {
       this.session = { id: sessionId, conn };
-      store.dispatch({ type: "sessionStarted", sessionId, cwd, canLoadSessions: true });
+      store.dispatch({ type: "sessionStarted", sessionId, cwd, canLoadSessions: true, checkpoints: conn.hasCheckpoints });
       try {
         const res = await conn.loadSession(sessionId, cwd, setup);
         if (res?.modes) store.dispatch({ type: "modes", modes: res.modes });
@@ -540,7 +598,7 @@ export class SessionController implements vscode.Disposable {
     const { setup, notes } = await this.sessionSetup(s.conn);
     const res = await s.conn.forkSession(s.id, cwd, setup);
     this.session = { id: res.sessionId, conn: s.conn };
-    store.dispatch({ type: "sessionStarted", sessionId: res.sessionId, cwd, modes: res.modes, configOptions: res.configOptions, canLoadSessions: s.conn.canLoadSession && s.conn.canListSessions });
+    store.dispatch({ type: "sessionStarted", sessionId: res.sessionId, cwd, modes: res.modes, configOptions: res.configOptions, canLoadSessions: s.conn.canLoadSession && s.conn.canListSessions, checkpoints: s.conn.hasCheckpoints });
     this.restoreView({ ...kept, title: undefined, titleFromAgent: false });
     this.describe(s.conn, res.configOptions);
     if (archive && s.conn.canResumeSession) await archive.saveView(res.sessionId, store.state);

@@ -54,6 +54,12 @@ export function routeWebviewMessage(m: WebviewToHost, r: Routes): void {
       return run(r.edits.review(m.toolCallId));
     case "undo":
       return run(r.edits.undo(m.toolCallId));
+    case "stopBackground":
+      return run(r.controller.stopBackground(m.toolCallId));
+    case "rewind":
+      return run(r.controller.rewind(m.turn));
+    case "revertFile":
+      return run(r.controller.revertFile(m.toolCallId, m.path));
     case "openSetting":
       return run(Promise.resolve(vscode.commands.executeCommand("workbench.action.openSettings", m.id)));
     case "copy":

@@ -18,6 +18,12 @@
  * `session/set_title` answered `{title: "acp: <title>"}`), so a test tells which one the client used.
  * A client that advertises `session.configOptions.boolean` also gets a boolean option, `auto`, set with
  * `type: "boolean"`.
+ * Checkpoints (the bridge's contract, FAKE_AGENT_CHECKPOINTS=1): `agentCapabilities._meta.acpBridge.checkpoints`,
+ * each prompt's answer numbers its turn (`_meta.acpBridge.turn`), `_acpBridge/rewind` answers "conflict"
+ * (`/ws/mine.txt` changed since) unless `force`, then restores `/ws/a.txt` and removes `/ws/new.txt`;
+ * an unknown turn is -32602. `_acpBridge/revertFile` restores the path it names. Without the variable
+ * these methods are not found. `_acpBridge/killBackground` kills `bash-1` (and says so), any other id is
+ * -32602.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { Readable, Writable } from "node:stream";
@@ -36,6 +42,8 @@ const cancelled = new Map<string, () => void>();
 const stateFile = process.env.FAKE_AGENT_STATE;
 const resumes = process.env.FAKE_AGENT_RESUME === "1";
 const titles = process.env.FAKE_AGENT_TITLE;
+const checkpoints = process.env.FAKE_AGENT_CHECKPOINTS === "1";
+const turns = new Map<string, number>();
 let booleans = false;
 let auto = true;
 const history = new Map<string, { cwd: string; prompts: string[] }>(stateFile && existsSync(stateFile) ? JSON.parse(readFileSync(stateFile, "utf8")) : []);
@@ -56,7 +64,7 @@ acp
     booleans = params.clientCapabilities?.session?.configOptions?.boolean != null;
     return {
       protocolVersion: acp.PROTOCOL_VERSION,
-      agentCapabilities: { loadSession: !resumes, sessionCapabilities: { list: {}, delete: {}, fork: {}, additionalDirectories: {}, ...(resumes ? { resume: {} } : {}), ...(titles === "acp" ? { title: {} } : {}) } },
+      agentCapabilities: { ...(checkpoints ? { _meta: { acpBridge: { checkpoints: true } } } : {}), loadSession: !resumes, sessionCapabilities: { list: {}, delete: {}, fork: {}, additionalDirectories: {}, ...(resumes ? { resume: {} } : {}), ...(titles === "acp" ? { title: {} } : {}) } },
       agentInfo: { name: "fake-agent", version: "0" },
       authMethods: loginFile && terminalAuth ? [{ type: "terminal" as const, id: "fake-login", name: "Log in to the fake agent", args: ["--login"] }] : [],
     };
@@ -116,6 +124,20 @@ acp
     if (titles !== "acp") throw acp.RequestError.methodNotFound("session/set_title");
     return { title: `acp: ${params.title}` };
   })
+  .onRequest("_acpBridge/rewind", (raw: unknown) => raw as { sessionId: string; turn: number; force?: boolean }, ({ params }) => {
+    if (!checkpoints) throw acp.RequestError.methodNotFound("_acpBridge/rewind");
+    if (!(params.turn >= 1 && params.turn <= (turns.get(params.sessionId) ?? 0))) throw acp.RequestError.invalidParams(undefined, `unknown turn ${params.turn}`);
+    if (!params.force) return { status: "conflict", restored: [], conflicts: [{ path: "/ws/mine.txt", reason: "changed since the turn, not by the agent" }] };
+    return { status: "restored", restored: [{ path: "/ws/a.txt", action: "restored" }, { path: "/ws/new.txt", action: "removed" }], conflicts: [] };
+  })
+  .onRequest("_acpBridge/revertFile", (raw: unknown) => raw as { sessionId: string; toolCallId: string; path: string }, ({ params }) => {
+    if (!checkpoints) throw acp.RequestError.methodNotFound("_acpBridge/revertFile");
+    return { status: "restored", restored: [{ path: params.path, action: "restored" }], conflicts: [] };
+  })
+  .onRequest("_acpBridge/killBackground", (raw: unknown) => raw as { sessionId: string; bashId: string }, ({ params }) => {
+    if (params.bashId !== "bash-1") throw acp.RequestError.invalidParams(undefined, `no background command ${params.bashId}`);
+    return { killed: true };
+  })
   .onNotification(acp.methods.agent.session.cancel, ({ params }) => cancelled.get(params.sessionId)?.())
   .onRequest(acp.methods.agent.session.prompt, async ({ params, client }) => {
     // The user's text is the first block; attachments and client notes follow it.
@@ -123,6 +145,9 @@ acp
     const text = first?.type === "text" ? first.text : "";
     const sessionId = params.sessionId;
     history.get(sessionId)?.prompts.push(text);
+    const turn = (turns.get(sessionId) ?? 0) + 1;
+    turns.set(sessionId, turn);
+    const numbered = checkpoints ? { _meta: { acpBridge: { turn } } } : {};
     save();
     const say = (t: string) => client.notify(acp.methods.client.session.update, { sessionId, update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text: t } } });
     if (text === "crash") process.exit(3);
@@ -164,6 +189,6 @@ acp
       return { stopReason: "end_turn" as const };
     }
     await say("ok");
-    return { stopReason: "end_turn" as const };
+    return { stopReason: "end_turn" as const, ...numbered };
   })
   .connect(acp.ndJsonStream(Writable.toWeb(process.stdout) as WritableStream<Uint8Array>, Readable.toWeb(process.stdin) as ReadableStream<Uint8Array>));

@@ -89,10 +89,11 @@ describe("Code Mode programs in the webview", () => {
       },
     ]);
     const program = page.locator('[id="card-prog"]');
-    const nested = program.locator(':scope > .card-children > article.card');
+    const nested = program.locator(":scope > .card-children > .nested-list > article.card");
     await nested.nth(1).locator(".perm-btn").first().waitFor({ timeout: 10_000 });
     assert.deepEqual(await nested.evaluateAll((els) => els.map((e) => e.id)), ["card-prog:code:1", "card-prog:code:2"]);
     assert.equal(await page.locator("#timeline > article.card").count(), 5, "the sub-calls are not top-level cards");
+    assert.equal(((await program.locator(".nested-toggle").textContent()) ?? "").trim(), "▾ 2 calls · 1 running", "a program's calls start open");
     const edit = page.locator('[id="card-prog:code:2"]');
     const classes = (await edit.getAttribute("class")) ?? "";
     assert.match(classes, /\bnested\b/);
@@ -112,5 +113,81 @@ describe("Code Mode programs in the webview", () => {
     const sent = await page.evaluate(() => (window as unknown as { __sent: Array<Record<string, unknown>> }).__sent.filter((m) => m.type === "permission"));
     assert.deepEqual(sent.at(-1), { type: "permission", requestId: "perm-nested", optionId: "allow_once" });
     assert.deepEqual(view.cspErrors, []);
+  });
+});
+
+describe("subagents, background commands and checkpoints in the webview", () => {
+  it("folds a task's calls, opens them for a nested question; Stop, Restore and Revert send their requests; nothing to restore without checkpoints", async () => {
+    const own = await openWebview(browser, "features");
+    try {
+      const { page } = own;
+      const sent = () => page.evaluate(() => (window as unknown as { __sent: Array<Record<string, unknown>> }).__sent);
+      const child = (id: string, extra: Record<string, unknown>) => update({ sessionUpdate: "tool_call", toolCallId: id, _meta: { parentToolCallId: "task" }, ...extra });
+      await postEvents(page, [
+        { type: "sessionStarted", sessionId: "s", cwd: "/ws", checkpoints: true },
+        { type: "userPrompt", text: "look around" },
+        { type: "turnEnded", stopReason: "end_turn", turn: 1 },
+        { type: "userPrompt", text: "delegate" },
+        update({ sessionUpdate: "tool_call", toolCallId: "task", title: "Look at notes.txt", kind: "think", status: "in_progress", name: "task", _meta: { acpBridge: { tool: "task" } } }),
+        child("t:1", { title: "Read notes.txt", kind: "read", status: "completed" }),
+        child("t:2", { title: "Find *.txt", kind: "search", status: "completed" }),
+        update({ sessionUpdate: "tool_call", toolCallId: "dev", title: "npm run dev", kind: "execute", status: "in_progress", rawInput: { command: "npm run dev", run_in_background: true } }),
+        update({ sessionUpdate: "tool_call", toolCallId: "edit", title: "Edit a.txt", kind: "edit", status: "completed", content: [{ type: "diff", path: "/ws/a.txt", oldText: "a\n", newText: "b\n" }] }),
+        { type: "turnCancelled" },
+        { type: "turnEnded", stopReason: "cancelled" },
+      ]);
+      const task = page.locator("#card-task");
+      const toggle = task.locator(".nested-toggle");
+      await toggle.waitFor({ timeout: 10_000 });
+      assert.equal(((await toggle.textContent()) ?? "").trim(), "▸ 2 calls", "a task's calls start folded, counted");
+      assert.equal(await task.locator(".nested-list").isVisible(), false);
+      await toggle.click();
+      await page.locator('[id="card-t:1"]').waitFor({ state: "visible" });
+      assert.equal(await toggle.getAttribute("aria-expanded"), "true");
+      await toggle.click();
+      await page.locator('[id="card-t:1"]').waitFor({ state: "hidden" });
+      // A call of the subagent that asks: the fold opens, whatever the user chose.
+      await postEvents(page, [
+        child("t:3", { title: "Edit notes.txt", kind: "edit", status: "pending" }),
+        { type: "permissionRequested", requestId: "p3", toolCall: { toolCallId: "t:3" }, options: [{ optionId: "allow_once", name: "Allow once", kind: "allow_once" }] },
+      ]);
+      await page.locator('[id="card-t:3"] .perm-btn').first().waitFor({ state: "visible", timeout: 10_000 });
+      assert.equal(((await toggle.textContent()) ?? "").trim(), "▾ 3 calls · 1 running");
+      await page.screenshot({ path: shot("webview-task-fold"), fullPage: true });
+
+      // The background command outlived the cancelled turn: live, with Stop.
+      const dev = page.locator("#card-dev");
+      assert.equal(((await dev.locator(".status-badge").textContent()) ?? "").trim(), "running");
+      await dev.locator(".bg-stop", { hasText: "Stop" }).click();
+      assert.deepEqual((await sent()).at(-1), { type: "stopBackground", toolCallId: "dev" });
+      await postEvents(page, [{ type: "stopRequested", toolCallId: "dev" }]);
+      await dev.locator(".bg-stop", { hasText: "Stopping…" }).waitFor({ timeout: 5000 });
+      assert.equal(await dev.locator(".bg-stop").isDisabled(), true);
+
+      // Checkpoints: the numbered message restores, the finished edit's diff reverts.
+      assert.equal(await page.locator(".msg-user .restore-turn").count(), 1, "only the numbered turn");
+      await page.locator('.msg-user[data-turn="1"] .restore-turn').click();
+      assert.deepEqual((await sent()).at(-1), { type: "rewind", turn: 1 });
+      await page.locator("#card-edit .revert-file").click();
+      assert.deepEqual((await sent()).at(-1), { type: "revertFile", toolCallId: "edit", path: "/ws/a.txt" });
+      await postEvents(page, [{ type: "restored", toolCallId: "edit", path: "/ws/a.txt", status: "restored", restored: [{ path: "/ws/a.txt", action: "restored" }], conflicts: [] }]);
+      await page.locator("#card-edit .reverted-note").waitFor({ timeout: 5000 });
+      const restore = page.locator(".restore").last();
+      assert.equal(await restore.locator(".restore-title").textContent(), "File reverted");
+      assert.deepEqual(await restore.locator("li").allTextContents(), ["a.txt restored"]);
+
+      // An agent without checkpoints: no restore, no revert.
+      await postEvents(page, [
+        { type: "sessionStarted", sessionId: "s2", cwd: "/ws" },
+        { type: "userPrompt", text: "again" },
+        { type: "turnEnded", stopReason: "end_turn", turn: 1 },
+        update({ sessionUpdate: "tool_call", toolCallId: "edit2", title: "Edit a.txt", kind: "edit", status: "completed", content: [{ type: "diff", path: "/ws/a.txt", oldText: "a\n", newText: "b\n" }] }),
+      ]);
+      await page.locator("#card-edit2 .diff").waitFor({ timeout: 5000 });
+      assert.equal(await page.locator(".restore-turn, .revert-file").count(), 0);
+      assert.deepEqual(own.cspErrors, []);
+    } finally {
+      await own.close();
+    }
   });
 });

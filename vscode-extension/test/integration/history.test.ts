@@ -68,7 +68,7 @@ function shown(s: SessionState, withOutput = true) {
   return {
     title: s.title,
     plan: s.plan,
-    timeline: s.timeline.map((i) => (i.type === "tool" ? `tool ${i.id}` : i.type === "notice" ? `notice ${i.text}` : i.type === "compaction" ? `compaction ${i.compactionId} ${i.status}` : i.type === "question" ? `question ${i.message}` : `${i.type} ${i.text}`)),
+    timeline: s.timeline.map((i) => (i.type === "tool" ? `tool ${i.id}` : i.type === "notice" ? `notice ${i.text}` : i.type === "compaction" ? `compaction ${i.compactionId} ${i.status}` : i.type === "question" ? `question ${i.message}` : i.type === "restore" ? `restore ${i.status}` : `${i.type} ${i.text}`)),
     cards: Object.fromEntries(Object.values(s.cards).map((c) => [c.toolCallId, cardShape(s, c, withOutput)])),
   };
 }

@@ -389,6 +389,59 @@ describe("session controller", () => {
     });
   });
 
+  it("checkpoints: the answer numbers the turn; a restore asks before overwriting the user's changes, sends force only then, and says what it did", async () => {
+    await withSettings({ agent: "fake", agents: [{ name: "fake", command: process.execPath, args: [agentJs], env: { FAKE_AGENT_CHECKPOINTS: "1" } }] }, async () => {
+      const { c, store } = controller();
+      await c.prompt("first");
+      await c.prompt("second");
+      expect(store.state.checkpoints).toBe(true);
+      expect(store.state.timeline.flatMap((i) => (i.type === "user" ? [[i.text, i.turn]] : []))).toEqual([["first", 1], ["second", 2]]);
+
+      const modal = vi.mocked(vscode.window.showWarningMessage);
+      modal.mockResolvedValueOnce(undefined as never); // the user keeps their changes
+      await c.rewind(1);
+      expect(modal).toHaveBeenLastCalledWith(expect.stringMatching(/Overwrite my changes\?/), expect.objectContaining({ modal: true, detail: expect.stringContaining("mine.txt") }), "Overwrite");
+      expect(store.state.timeline.at(-1)).toMatchObject({ type: "restore", turn: 1, status: "conflict", restored: [], conflicts: [{ path: "/ws/mine.txt" }] });
+
+      modal.mockResolvedValueOnce("Overwrite" as never);
+      await c.rewind(1);
+      expect(store.state.timeline.at(-1)).toMatchObject({ type: "restore", turn: 1, status: "restored", restored: [{ path: "/ws/a.txt", action: "restored" }, { path: "/ws/new.txt", action: "removed" }] });
+
+      await c.rewind(7); // a turn the agent does not know: its refusal is said, nothing else happens
+      expect(store.state.timeline.at(-1)).toMatchObject({ type: "restore", turn: 7, status: "failed", error: expect.stringMatching(/unknown turn 7/) });
+
+      store.dispatch({ type: "update", update: { sessionUpdate: "tool_call", toolCallId: "edit-1", title: "Edit a.txt", kind: "edit", status: "completed", content: [{ type: "diff", path: "/ws/a.txt", oldText: "a", newText: "b" }] } });
+      await c.revertFile("edit-1", "/ws/a.txt");
+      expect(store.state.cards["edit-1"]!.reverted).toEqual({ "/ws/a.txt": { state: "undone" } });
+      expect(store.state.timeline.at(-1)).toMatchObject({ type: "restore", toolCallId: "edit-1", path: "/ws/a.txt", status: "restored" });
+      modal.mockReset();
+      await c.dispose();
+    });
+  });
+
+  it("without the agent's checkpoints nothing is numbered and a restore says the agent keeps none", async () => {
+    const { c, store } = controller();
+    await c.prompt("first");
+    expect(store.state.checkpoints).toBe(false);
+    expect(store.state.timeline.find((i) => i.type === "user")).not.toHaveProperty("turn");
+    await c.rewind(1);
+    expect(store.state.timeline.at(-1)).toMatchObject({ type: "restore", status: "failed", error: 'ACP agent "fake" keeps no checkpoints' });
+    await c.dispose();
+  });
+
+  it("Stop on a background command's card asks the agent to kill it; a refusal is said on the card", async () => {
+    const { c, store } = controller();
+    await c.prompt("first");
+    const bash = (id: string) => ({ type: "update" as const, update: { sessionUpdate: "tool_call" as const, toolCallId: id, title: "npm run dev", kind: "execute" as const, status: "in_progress" as const, rawInput: { command: "npm run dev", run_in_background: true } } });
+    store.dispatch(bash("bash-1"));
+    store.dispatch(bash("bash-2"));
+    await c.stopBackground("bash-1");
+    expect(store.state.cards["bash-1"]!.stop).toEqual({ state: "stopping" }); // until the agent's update ends the card
+    await c.stopBackground("bash-2");
+    expect(store.state.cards["bash-2"]!.stop).toEqual({ state: "failed", reason: expect.stringMatching(/^Could not stop it: .*no background command bash-2/) });
+    await c.dispose();
+  });
+
   it("sends what the user attached after the text, as the agent takes it, and shows it on the prompt", async () => {
     const { c, store } = controller();
     const selection = { type: "resource" as const, resource: { uri: "file:///ws/a.py#L1-2", mimeType: "text/x-python", text: "x = 1" } };
