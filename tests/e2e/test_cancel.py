@@ -60,7 +60,7 @@ async def test_cancel_during_sleep_30_answers_cancelled_within_a_second_and_kill
         bridges, tmp_path, workspace, [{"tool_calls": [sleeper]}, {"text": "no"}]
     )
     prompt = asyncio.ensure_future(bridge.prompt(session_id, "sleep"))
-    await bridge.wait_for(lambda: any(p.name() == "sleep" for p in bridge.descendants()))
+    await bridge.wait_for(lambda: bridge.running("sleep"))
     tree = bridge.descendants()
     assert await _cancel_latency(bridge, session_id) < 1.0
     assert await asyncio.wait_for(prompt, 2) == "cancelled"
@@ -131,7 +131,7 @@ async def test_cancel_request_for_the_prompt_cancels_its_turn(
     prompt = {"sessionId": session_id, "prompt": [{"type": "text", "text": "sleep"}]}
     await bridge.send_raw(json.dumps({"jsonrpc": "2.0", "id": 990, "method": "session/prompt",
                                       "params": prompt}).encode() + b"\n")  # fmt: skip
-    await bridge.wait_for(lambda: any(p.name() == "sleep" for p in bridge.descendants()))
+    await bridge.wait_for(lambda: bridge.running("sleep"))
     await bridge.send_raw(b'{"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": 990}}\n')
     await bridge.wait_for(lambda: bool(bridge.responses(990)), within=2)
     assert bridge.responses(990)[0]["result"] == {
@@ -150,7 +150,7 @@ async def test_session_close_cancels_the_running_prompt_then_frees_the_session(
     assert init.agent_capabilities.session_capabilities.close is not None
     session_id = await bridge.new_session(workspace)
     prompt = asyncio.ensure_future(bridge.prompt(session_id, "sleep"))
-    await bridge.wait_for(lambda: any(p.name() == "sleep" for p in bridge.descendants()))
+    await bridge.wait_for(lambda: bridge.running("sleep"))
     tree = bridge.descendants()
     closing = asyncio.ensure_future(bridge.conn.close_session(session_id=session_id))
     sent = time.perf_counter()

@@ -313,7 +313,7 @@ async def test_stdin_eof_sigterm_and_sighup_exit_zero_within_two_seconds_leaving
     await bridge.initialize()
     session_id = await bridge.new_session(workspace)
     prompt = asyncio.ensure_future(bridge.prompt(session_id, "sleep"))
-    await bridge.wait_for(lambda: any(p.name() == "sleep" for p in bridge.descendants()))
+    await bridge.wait_for(lambda: bridge.running("sleep"))
     tree = bridge.descendants()
     started = time.perf_counter()
     if how == "stdin EOF":

@@ -192,7 +192,7 @@ async def test_a_childs_call_asks_the_user_and_a_cancel_stops_the_child_and_its_
         bridges, server, workspace, client=RecordingClient(allow), capabilities={"subagents": {}}
     )
     prompt = asyncio.ensure_future(bridge.prompt(session_id, "wait"))
-    await bridge.wait_for(lambda: any(p.name() == "sleep" for p in bridge.descendants()), within=20)
+    await bridge.wait_for(lambda: bridge.running("sleep"), within=20)
     # The child's command was asked about like any: in this session, as its nested card.
     (question,) = asked
     assert question["session"] == session_id
@@ -201,7 +201,7 @@ async def test_a_childs_call_asks_the_user_and_a_cancel_stops_the_child_and_its_
     texts = [c["content"]["text"] for c in question["toolCall"].get("content", []) if c["type"] == "content"]
     assert any("Asked by the subagent of `Wait a while`" in text for text in texts)
 
-    tree = [p for p in bridge.descendants() if p.name() == "sleep"]
+    tree = bridge.running("sleep")
     await bridge.conn.cancel(session_id=session_id)
     assert await asyncio.wait_for(prompt, 10) == "cancelled"
     with contextlib.suppress(TimeoutError):

@@ -405,6 +405,19 @@ class Bridge:
         except psutil.NoSuchProcess:
             return []
 
+    def running(self, name: str | None = None) -> list[psutil.Process]:
+        """The bridge's descendants that still run (zombies are dead), only those of program `name` when
+        given. A short-lived child (the checkpoints' `git`) may end between the listing and the look at it:
+        it is left out, not an error."""
+        found = []
+        for process in self.descendants():
+            try:
+                if process.status() != psutil.STATUS_ZOMBIE and (name is None or process.name() == name):
+                    found.append(process)
+            except psutil.Error:
+                continue
+        return found
+
     async def close_stdin(self) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.close()

@@ -10,11 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 
 from tests.support.bridge_fixtures import StartBridge
-from tests.support.bridge_harness import Bridge, RecordingClient, fold_cards, selected, write_script
+from tests.support.bridge_harness import RecordingClient, fold_cards, selected, write_script
 from tests.support.fake_openai_server import FakeOpenAIServer, chat
 
 pytestmark = pytest.mark.slow
@@ -36,17 +35,6 @@ def _script(tmp_path: Path, *calls: dict[str, Any]) -> Path:
 
 def _texts(card: dict[str, Any]) -> list[str]:
     return [block["content"]["text"] for block in card.get("content") or [] if block.get("type") == "content"]
-
-
-def _alive_descendants(bridge: Bridge) -> list[psutil.Process]:
-    alive = []
-    for process in bridge.descendants():
-        try:
-            if process.status() != psutil.STATUS_ZOMBIE:
-                alive.append(process)
-        except psutil.Error:
-            continue
-    return alive
 
 
 async def test_each_call_of_a_program_gets_its_own_card_under_the_program_s(
@@ -165,13 +153,8 @@ async def test_cancel_stops_the_program_and_every_running_sub_call(
     await bridge.initialize()
     session_id = await bridge.new_session(workspace)
     prompt = asyncio.ensure_future(bridge.prompt(session_id, "sleep", within=30))
-    await bridge.wait_for(
-        lambda: any(
-            "sleep" in " ".join(p.cmdline()) and "bash" not in p.name() for p in _alive_descendants(bridge)
-        ),
-        within=15,
-    )
-    assert any("deno" in p.name() for p in _alive_descendants(bridge))
+    await bridge.wait_for(lambda: bridge.running("sleep"), within=15)
+    assert bridge.running("deno")
     started = time.monotonic()
     await bridge.conn.cancel(session_id=session_id)
     assert await asyncio.wait_for(prompt, 5) == "cancelled"
@@ -180,7 +163,7 @@ async def test_cancel_stops_the_program_and_every_running_sub_call(
     assert cards["p1"]["status"] == "failed"
     assert cards["p1:code:1"]["status"] == "failed"
     assert "1. ✗ sleep 30 (failed)" in _texts(cards["p1"])[1]
-    await bridge.wait_for(lambda: not _alive_descendants(bridge), within=5)
+    await bridge.wait_for(lambda: not bridge.running(), within=5)
 
 
 async def test_session_load_replays_a_program_and_its_sub_calls_exactly_as_live(
