@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +19,6 @@ from tests.support.bridge_harness import RecordingClient, selected
 from tests.support.fake_openai_server import SSE, FakeOpenAIServer, HTTPError, chat, chat_chunks
 
 NO_KEYS = {"ACP_BRIDGE_API_KEY": "", "DEEPSEEK_API_KEY": "", "OPENAI_API_KEY": ""}
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer() as running:
-        yield running
 
 
 async def _start(

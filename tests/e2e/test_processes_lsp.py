@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import signal
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -53,12 +52,6 @@ async def test_the_server_ending_stops_every_process_its_commands_started(tmp_pa
         await assert_all_gone(mark)
         assert await asyncio.wait_for(process.wait(), 2) == 0
         prompt.cancel()
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer() as running:
-        yield running
 
 
 async def test_the_model_chosen_at_initialize_gets_the_key_and_commands_do_not(

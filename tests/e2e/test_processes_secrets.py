@@ -8,7 +8,6 @@ import json
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -21,12 +20,6 @@ from tests.support.fake_openai_server import FakeOpenAIServer, chat
 pytestmark = pytest.mark.slow
 
 SNOOP = 'echo "PPID=$PPID"; env; echo ---; tr "\\0" "\\n" < /proc/$PPID/environ'
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer() as running:
-        yield running
 
 
 async def test_no_tool_sees_the_keys_in_its_environment_or_the_bridges(

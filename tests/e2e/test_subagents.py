@@ -15,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +27,6 @@ from tests.support.fake_openai_server import SSE, FakeOpenAIServer, Hold, chat, 
 
 NO_KEYS = {"ACP_BRIDGE_API_KEY": "test-key", "DEEPSEEK_API_KEY": "", "OPENAI_API_KEY": ""}
 PARENT_PROMPT = "Please find out what a.txt says, through a subagent."
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer() as running:
-        yield running
 
 
 async def _start(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -24,12 +24,6 @@ from acp_bridge.models.catalog import (
     known_model,
 )
 from tests.support.fake_openai_server import FakeOpenAIServer
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer() as running:
-        yield running
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import email.utils
 import json
 import sys
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,12 +45,6 @@ READ_TOOL = ToolSpec(
 )
 
 MakeBackend = Callable[..., OpenAIBackend]
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer() as fake:
-        yield fake
 
 
 @pytest.fixture

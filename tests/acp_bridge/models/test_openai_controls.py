@@ -4,7 +4,7 @@ endpoint's model list, and a key looked up at each request (the environment firs
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +15,6 @@ from acp_bridge.models import ModelError, OpenAIBackend, StepComplete, StepReque
 from tests.support.fake_openai_server import FakeOpenAIServer, chat
 
 KEY_VARS = ("ACP_BRIDGE_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_API_KEY")
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer() as running:
-        yield running
 
 
 @pytest.fixture

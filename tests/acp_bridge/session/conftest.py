@@ -6,23 +6,14 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from tests.support.bridge_fixtures import StartBridge
 from tests.support.bridge_harness import Bridge, RecordingClient
 from tests.support.fake_openai_server import FakeOpenAIServer
 
 NO_KEYS = {"ACP_BRIDGE_API_KEY": "", "DEEPSEEK_API_KEY": "", "OPENAI_API_KEY": ""}
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer() as running:
-        yield running
 
 
 async def openai_bridge(

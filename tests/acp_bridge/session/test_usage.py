@@ -7,11 +7,8 @@ unstable `PromptResponse.usage`): every model request it made, a compaction's su
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from tests.support.bridge_fixtures import StartBridge
 from tests.support.bridge_harness import Bridge
@@ -19,12 +16,6 @@ from tests.support.fake_openai_server import SSE, FakeOpenAIServer, chat, chat_c
 
 NO_KEYS = {"ACP_BRIDGE_API_KEY": "", "DEEPSEEK_API_KEY": "", "OPENAI_API_KEY": ""}
 NAP = {"id": "call_1", "name": "nap", "arguments": {"seconds": 0}}
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer() as running:
-        yield running
 
 
 async def _session(

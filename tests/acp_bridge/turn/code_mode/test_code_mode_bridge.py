@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -204,12 +203,6 @@ async def test_code_mode_only_leaves_the_model_run_code_alone(
     assert "reachable only from a program" in str(cards["r1"]["rawOutput"])
     assert cards["p1"]["status"] == "completed"
     assert cards["p1:code:1"]["status"] == "completed"
-
-
-@pytest.fixture
-def server() -> Iterator[FakeOpenAIServer]:
-    with FakeOpenAIServer() as running:
-        yield running
 
 
 @pytest.mark.parametrize(("mode", "expected"), [("only", ["run_code"]), ("off", None), ("on", None)])
