@@ -61,6 +61,23 @@ def _card(bridge: Bridge, session_id: str, call_id: str) -> Any:
     return fold_cards(bridge.updates(session_id))[call_id]
 
 
+async def _running_gated_command(
+    bridges: StartBridge, tmp_path: Path, workspace: Path, gate: Path
+) -> tuple[Bridge, str]:
+    """A bridge with a stored session whose turn left background command `bg1` running: it printed "one"
+    and prints "two" and ends once `gate` exists."""
+    bridge, session_id = await _start(
+        bridges,
+        tmp_path,
+        workspace,
+        [_background("bg1", _gated(gate, "echo two")), {"text": "Ok."}],
+        args=("--state-dir", str(tmp_path / "state")),
+    )
+    assert await bridge.prompt(session_id, "go") == "end_turn"
+    await bridge.wait_for(lambda: "one" in _card(bridge, session_id, "bg1").output)
+    return bridge, session_id
+
+
 def _text(bridge: Bridge, session_id: str) -> str:
     return "".join(
         u["content"]["text"]
@@ -323,15 +340,7 @@ async def test_reloading_an_open_session_keeps_its_running_command_s_card_live(
     bridges: StartBridge, tmp_path: Path, workspace: Path
 ) -> None:
     gate = tmp_path / "gate"
-    bridge, session_id = await _start(
-        bridges,
-        tmp_path,
-        workspace,
-        [_background("bg1", _gated(gate, "echo two")), {"text": "Ok."}],
-        args=("--state-dir", str(tmp_path / "state")),
-    )
-    assert await bridge.prompt(session_id, "go") == "end_turn"
-    await bridge.wait_for(lambda: "one" in _card(bridge, session_id, "bg1").output)
+    bridge, session_id = await _running_gated_command(bridges, tmp_path, workspace, gate)
     before = len(bridge.updates(session_id))
     await bridge.conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
     reloaded = bridge.updates(session_id)[before:]
@@ -353,15 +362,7 @@ async def test_resuming_an_open_session_keeps_its_running_command_s_card_and_log
     card comes back muted (the client never saw it), and the command's end is still logged by the
     resumed session, so a later load shows it completed."""
     gate = tmp_path / "gate"
-    bridge, session_id = await _start(
-        bridges,
-        tmp_path,
-        workspace,
-        [_background("bg1", _gated(gate, "echo two")), {"text": "Ok."}],
-        args=("--state-dir", str(tmp_path / "state")),
-    )
-    assert await bridge.prompt(session_id, "go") == "end_turn"
-    await bridge.wait_for(lambda: "one" in _card(bridge, session_id, "bg1").output)
+    bridge, session_id = await _running_gated_command(bridges, tmp_path, workspace, gate)
     log = tmp_path / "state" / "sessions" / f"{session_id}.jsonl"
     await bridge.request("session/resume", {"sessionId": session_id, "cwd": str(workspace)})
     assert "tool/background-end" not in log.read_text()
