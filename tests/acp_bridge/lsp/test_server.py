@@ -40,6 +40,19 @@ def _children(pid: int) -> list[psutil.Process]:
         return []
 
 
+def _sleeps(pid: int) -> list[psutil.Process]:
+    """The `sleep` processes below `pid`; a child that ends while we look (the checkpoints' `git`) is
+    left out."""
+    found = []
+    for process in _children(pid):
+        try:
+            if process.name() == "sleep":
+                found.append(process)
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
 def _alive(processes: Sequence[psutil.Process]) -> list[psutil.Process]:
     alive = []
     for process in processes:
@@ -362,7 +375,7 @@ async def test_cancel_stops_a_running_command_and_its_process(tmp_path: Path) ->
     turns = [{"steps": [{"tool_calls": [call("b1", "bash", command="sleep 30")]}, {"text": "never"}]}]
     async with editor(tmp_path, turns, args=["--allow-tool", "bash"]) as ed:
         prompt = asyncio.ensure_future(ed.prompt("wait"))
-        await ed.wait_for(lambda: any(p.name() == "sleep" for p in _children(ed.pid)), "sleep to start")
+        await ed.wait_for(lambda: bool(_sleeps(ed.pid)), "sleep to start")
         sleepers = _children(ed.pid)
         started = asyncio.get_running_loop().time()
         assert await ed.command("acpBridge.cancel") is None
@@ -406,9 +419,7 @@ async def test_shutdown_during_a_command_leaves_no_process(tmp_path: Path) -> No
     turns = [{"steps": [{"tool_calls": [call("b1", "bash", command="sleep 30 & sleep 30")]}, {"text": "x"}]}]
     async with editor(tmp_path, turns, args=["--allow-tool", "bash"]) as ed:
         prompt = asyncio.ensure_future(ed.prompt("wait"))
-        await ed.wait_for(
-            lambda: len([p for p in _children(ed.pid) if p.name() == "sleep"]) == 2, "two sleeps"
-        )
+        await ed.wait_for(lambda: len(_sleeps(ed.pid)) == 2, "two sleeps")
         everything = [psutil.Process(ed.pid), *_children(ed.pid)]
         await asyncio.wait_for(ed.client.shutdown_session(), TIMEOUT)
         assert ed.client._server is not None and ed.client._server.returncode == 0
@@ -421,7 +432,7 @@ async def test_closed_stdin_cancels_everything_and_exits(tmp_path: Path) -> None
     turns = [{"steps": [{"tool_calls": [call("b1", "bash", command="sleep 30")]}, {"text": "x"}]}]
     async with editor(tmp_path, turns, args=["--allow-tool", "bash"]) as ed:
         prompt = asyncio.ensure_future(ed.prompt("wait"))
-        await ed.wait_for(lambda: any(p.name() == "sleep" for p in _children(ed.pid)), "sleep to start")
+        await ed.wait_for(lambda: bool(_sleeps(ed.pid)), "sleep to start")
         everything = [psutil.Process(ed.pid), *_children(ed.pid)]
         process = ed.client._server
         assert process is not None and process.stdin is not None
@@ -436,7 +447,7 @@ async def test_sigterm_cancels_everything_and_exits(tmp_path: Path) -> None:
     turns = [{"steps": [{"tool_calls": [call("b1", "bash", command="sleep 30")]}, {"text": "x"}]}]
     async with editor(tmp_path, turns, args=["--allow-tool", "bash"]) as ed:
         prompt = asyncio.ensure_future(ed.prompt("wait"))
-        await ed.wait_for(lambda: any(p.name() == "sleep" for p in _children(ed.pid)), "sleep to start")
+        await ed.wait_for(lambda: bool(_sleeps(ed.pid)), "sleep to start")
         everything = [psutil.Process(ed.pid), *_children(ed.pid)]
         process = ed.client._server
         assert process is not None
