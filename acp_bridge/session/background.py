@@ -196,7 +196,12 @@ class SessionBackground:
         """Stop every command of the session (each end logged and its card completed)."""
         if self._active:
             await self.commands.stop_all("the session was closed")
-        while self._finishing:  # checkpoints: each end logged before the log is released
+        await self.settle()
+
+    async def settle(self) -> None:
+        """checkpoints: wait until every ended command's end is logged and its card completed (the
+        snapshot of what it changed runs after its end); the bridge's shutdown waits for this too."""
+        while self._finishing:
             await asyncio.gather(*self._finishing, return_exceptions=True)
 
     def tasks(self, argument: str) -> str:

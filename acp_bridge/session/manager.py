@@ -384,6 +384,10 @@ class SessionManager:
         if resources:
             # A shorter grace than a session's own close: the editor waits for us to exit.
             await asyncio.gather(*(r.close(grace=0.3) for r in resources), return_exceptions=True)
+        # The commands stopped above end through their sessions: with checkpoints each end first takes a
+        # snapshot, then is logged and its card completed; bounded, since the editor waits for us to exit.
+        with anyio.move_on_after(SETTLE_ENDS_S):
+            await asyncio.gather(*(s.background.settle() for s in self.sessions.values()))
         try:
             await self.backend.aclose()
         except Exception:
@@ -407,6 +411,8 @@ def _roots(cwd: str, extra_roots: Sequence[str]) -> tuple[str, ...]:
 Reopening = Literal["load", "resume", "fork"]
 
 FORK_PREFIX = "Fork: "
+# How long the shutdown waits for the ends of the background commands it stopped to be logged and shown.
+SETTLE_ENDS_S = 3.0
 # Room for the prefix in a title (`clean_title` keeps 200 characters).
 MAX_FORKED_TITLE = 200 - len(FORK_PREFIX)
 
