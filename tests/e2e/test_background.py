@@ -186,6 +186,8 @@ async def test_bash_output_reads_the_new_output_and_kill_bash_stops_every_proces
         output.status == "completed" and "ready" in output.texts[0] and "Status: running." in output.texts[0]
     )
     assert _card(bridge, session_id, "k1").status == "completed"
+    # The card ends a moment after the process: its end first takes a snapshot of what it changed.
+    await bridge.wait_for(lambda: _card(bridge, session_id, "bg1").status != "in_progress")
     card = _card(bridge, session_id, "bg1")
     assert card.status == "failed" and card.exited is not None and card.exited.signal == "SIGTERM"
     assert "Stopped by kill_bash." in card.output
