@@ -6,7 +6,9 @@ the store's own index. Git's index keeps each file's stat data, so a snapshot of
 changed costs a walk of stats (what `git status` costs) plus hashing the changed file: `ls-files` lists the
 modified, deleted and new (not ignored) paths, Python drops those past `MAX_FILE_BYTES` (and protected ones),
 `update-index` hashes the rest, `write-tree` writes the tree (its cache-tree makes that cheap). The index
-is split (`core.splitIndex`), so those two rewrite only the entries that changed.
+is split (`core.splitIndex`), so those two rewrite only the entries that changed. Where the kernel can
+tell what changed (`watch.TreeWatch`, Linux inotify), `ls-files` looks only at the paths it names, so a
+snapshot costs a few small git processes instead of a walk; a snapshot where nothing changed costs none.
 
 What a snapshot holds: every file of the root git would add, `.gitignore` files respected (git reads them
 in any work tree, a repository or not), minus the protected paths (`permissions.protected_paths`: a rewind
@@ -31,6 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from acp_bridge.checkpoints.watch import TreeWatch
 from acp_bridge.permissions.protected_paths import protected_reason
 
 log = logging.getLogger(__name__)
@@ -85,6 +88,8 @@ class ShadowStore:
         self._lock = threading.Lock()
         self._ready = False
         self._last_tree: str | None = None  # the index's tree, while nothing changed since
+        self._watch: TreeWatch | None = None
+        self._watching = True  # False once a watch could not start: the tree is walked from then on
 
     def _git(self, *args: str, stdin: bytes | None = None, check: bool = True) -> bytes:
         cmd = [
@@ -124,35 +129,78 @@ class ShadowStore:
     def snapshot(self) -> str:
         """Record the root's files as they are now; the tree id. Raises StoreError."""
         with self._lock:
-            self._prepare()
-            if not os.path.isdir(self.root):
-                return EMPTY_TREE
-            listed = self._git("ls-files", "-z", "-t", "-m", "-d", "-o", "--exclude-standard")
-            keep: set[str] = set()
-            drop: set[str] = set()  # recorded before, not any more (too large now, or protected)
-            for line in listed.decode("utf-8", "surrogateescape").split("\0"):
-                tag, _, path = line.partition(" ")
-                if not path:
-                    continue
-                if _recordable(self.root, path):
-                    keep.add(path)
-                elif tag != "?":
-                    drop.add(path)
-            if not keep and not drop and self._last_tree is not None:
-                return self._last_tree  # nothing changed: the index, and so its tree, is as it was
-            if keep or drop:
-                if keep:
-                    self._git(
-                        "update-index", "--add", "--remove", "-z", "--stdin",
-                        stdin=_z(sorted(keep)),
-                    )  # fmt: skip
-                if drop:
-                    # Tracked earlier and now too large, or protected: no longer recorded.
-                    self._git(
-                        "update-index", "--force-remove", "-z", "--stdin", stdin=_z(sorted(drop)), check=False
-                    )
-            self._last_tree = self._git("write-tree").decode().strip()
-            return self._last_tree
+            try:
+                return self._snapshot()
+            except BaseException:
+                # What the watch named is consumed: the next snapshot must look at the whole tree.
+                if self._watch is not None:
+                    self._watch.close()
+                    self._watch = None
+                raise
+
+    def _snapshot(self) -> str:
+        self._prepare()
+        if not os.path.isdir(self.root):
+            return EMPTY_TREE
+        named = self._changed_paths()
+        if named is not None and not named and self._last_tree is not None:
+            return self._last_tree  # the kernel saw nothing change: the index's tree is as it was
+        listing = ["ls-files", "-z", "-t", "-m", "-d", "-o", "--exclude-standard"]
+        if named is not None and self._last_tree is not None:
+            listing += ["--", *(f":(literal){p}" for p in sorted(named))]
+        listed = self._git(*listing)
+        keep: set[str] = set()
+        drop: set[str] = set()  # recorded before, not any more (too large now, or protected)
+        for line in listed.decode("utf-8", "surrogateescape").split("\0"):
+            tag, _, path = line.partition(" ")
+            if not path:
+                continue
+            if _recordable(self.root, path):
+                keep.add(path)
+            elif tag != "?":
+                drop.add(path)
+        if not keep and not drop and self._last_tree is not None:
+            return self._last_tree  # nothing changed: the index, and so its tree, is as it was
+        if keep or drop:
+            if keep:
+                self._git(
+                    "update-index", "--add", "--remove", "-z", "--stdin",
+                    stdin=_z(sorted(keep)),
+                )  # fmt: skip
+            if drop:
+                # Tracked earlier and now too large, or protected: no longer recorded.
+                self._git(
+                    "update-index", "--force-remove", "-z", "--stdin", stdin=_z(sorted(drop)), check=False
+                )
+        self._last_tree = self._git("write-tree").decode().strip()
+        return self._last_tree
+
+    def _changed_paths(self) -> set[str] | None:
+        """The paths the watch saw change since the last snapshot, or None: look at the whole tree (no
+        watch yet, or it could not follow). A new watch starts before that look, so what changes during
+        it is seen by the next snapshot."""
+        if self._watch is not None:
+            named = self._watch.changed()
+            if named is not None:
+                return named
+            self._watch = None
+        if self._watching:
+            self._watch = TreeWatch.start(self.root, self._ignored_dirs())
+            self._watching = self._watch is not None
+        return None
+
+    def _ignored_dirs(self) -> list[str]:
+        """The folders git ignores (not watched: a `node_modules` would take thousands of watches).
+        `ls-files --directory` also names a folder whose files are all ignored (`*.log`), whose new files
+        may not be: `check-ignore` keeps the folders a pattern matches themselves."""
+        out = self._git("ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory", check=False)
+        folders = [p for p in out.split(b"\0") if p.endswith(b"/")]
+        if not folders:
+            return []
+        out = self._git(
+            "check-ignore", "-z", "--stdin", "--no-index", stdin=b"\0".join(folders) + b"\0", check=False
+        )
+        return [p.rstrip("/") for p in out.decode("utf-8", "surrogateescape").split("\0") if p]
 
     def changes(self, old_tree: str, new_tree: str) -> list[TreeChange]:
         """The paths that differ between two snapshots, sorted."""
