@@ -29,6 +29,7 @@ import os
 import stat
 import subprocess
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,11 +133,16 @@ class ShadowStore:
             try:
                 return self._snapshot()
             except BaseException:
-                # What the watch named is consumed: the next snapshot must look at the whole tree.
-                if self._watch is not None:
-                    self._watch.close()
-                    self._watch = None
+                self._drop_watch()  # what it named is consumed: the next snapshot must look at everything
                 raise
+
+    def _drop_watch(self) -> None:
+        """Close the watch (under the store's lock); the next snapshot walks the tree and starts another."""
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
+        with _watched_lock:
+            _watched.pop(self, None)
 
     def _snapshot(self) -> str:
         self._prepare()
@@ -182,11 +188,16 @@ class ShadowStore:
         if self._watch is not None:
             named = self._watch.changed()
             if named is not None:
+                with _watched_lock:
+                    _watched.move_to_end(self)
                 return named
-            self._watch = None
-        if self._watching:
+            self._drop_watch()
+        if self._watching and _make_room(self):
             self._watch = TreeWatch.start(self.root, self._ignored_dirs())
             self._watching = self._watch is not None
+            if self._watch is not None:
+                with _watched_lock:
+                    _watched[self] = None
         return None
 
     def _ignored_dirs(self) -> list[str]:
@@ -281,6 +292,32 @@ class ShadowStore:
             keep = self._git("mktree", "--missing", stdin=listing.encode()).decode().strip()
             self._git("update-ref", "refs/acp-bridge/keep", keep)
             self._git("gc", "--quiet", "--prune=1.hour.ago", check=False)
+
+
+# The stores whose watch is open, least recently used first. Each watch is an inotify instance, and a user
+# has 128 of them (`fs.inotify.max_user_instances`) for every program: a bridge that served sessions in
+# many folders keeps watches for the `MAX_WATCHED_ROOTS` it used last, and walks the others' trees.
+MAX_WATCHED_ROOTS = 8
+_watched: OrderedDict[ShadowStore, None] = OrderedDict()
+_watched_lock = threading.Lock()
+
+
+def _make_room(store: ShadowStore) -> bool:
+    """Whether `store` (its lock held) may open a watch: yes below the bound, or once the least recently
+    used store that is not busy right now closed its own (its lock taken without waiting: two stores
+    making room at once never wait on each other)."""
+    with _watched_lock:
+        if len(_watched) < MAX_WATCHED_ROOTS:
+            return True
+        candidates = [s for s in _watched if s is not store]
+    for victim in candidates:
+        if victim._lock.acquire(blocking=False):
+            try:
+                victim._drop_watch()
+            finally:
+                victim._lock.release()
+            return True
+    return False
 
 
 def _z(paths: Iterable[str]) -> bytes:

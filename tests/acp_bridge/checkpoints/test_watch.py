@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import subprocess
 import sys
+from collections import OrderedDict
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from acp_bridge.checkpoints import store as store_module
 from acp_bridge.checkpoints import watch
 from acp_bridge.checkpoints.inotify import Inotify
 from acp_bridge.checkpoints.store import MAX_FILE_BYTES, ShadowStore
@@ -58,8 +60,7 @@ def tree(tmp_path: Path) -> Iterator[tuple[Path, ShadowStore, ShadowStore]]:
     (root / ".gitignore").write_text("build/\n*.log\n")
     watched, walking = ShadowStore(str(root), tmp_path / "w"), _walking(root, tmp_path / "k")
     yield root, watched, walking
-    if watched._watch is not None:
-        watched._watch.close()
+    watched._drop_watch()
 
 
 # Each step: a shell command, and whether the watch can follow it (False: it must fall back to a walk).
@@ -154,6 +155,31 @@ def test_ignored_folders_are_not_watched(tree: tuple[Path, ShadowStore, ShadowSt
     assert sorted(watched._watch._dirs.values()) == ["", "a", "a/b", "c"]
 
 
+def test_a_bridge_keeps_watches_for_the_roots_it_used_last_and_walks_the_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_module, "MAX_WATCHED_ROOTS", 2)
+    monkeypatch.setattr(store_module, "_watched", OrderedDict())
+    roots = [tmp_path / f"r{k}" for k in range(3)]
+    pairs = []
+    for k, root in enumerate(roots):
+        root.mkdir()
+        (root / "f.txt").write_text(f"{k}\n")
+        pairs.append((ShadowStore(str(root), tmp_path / f"w{k}"), _walking(root, tmp_path / f"k{k}")))
+    try:
+        for watched, walking in pairs:
+            assert watched.snapshot() == walking.snapshot()
+        # The third took the watch of the first, the least recently used; the first walks, then takes one.
+        assert [w._watch is not None for w, _ in pairs] == [False, True, True]
+        for k, (watched, walking) in enumerate(pairs):
+            (roots[k] / "f.txt").write_text("changed\n")
+            assert watched.snapshot() == walking.snapshot()
+        assert sum(w._watch is not None for w, _ in pairs) == 2
+    finally:
+        for watched, _ in pairs:
+            watched._drop_watch()
+
+
 def test_the_inotify_descriptor_is_not_inherited_by_a_tools_process() -> None:
     notify = Inotify()
     try:
@@ -211,5 +237,4 @@ def test_any_sequence_of_commands_records_what_a_walk_records(
             _bash(root, " ; ".join(batch))
             assert watched.snapshot() == walking.snapshot(), batch
     finally:
-        if watched._watch is not None:
-            watched._watch.close()
+        watched._drop_watch()
