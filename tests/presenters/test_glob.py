@@ -3,15 +3,17 @@ glob and ignore-rule translation it shares with grep's Python backend."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 from pathlib import Path
 from typing import Any
 
+import psutil  # type: ignore[import-untyped]
 import pytest
 
 from presenters.ignore import compile_glob, parse_rules, rules_decision
-from registry_core import GenericCallView, GenericResultView, SearchResultView
+from registry_core import CancelController, GenericCallView, GenericResultView, SearchResultView
 
 from .conftest import Session, text_of
 
@@ -171,6 +173,56 @@ async def test_the_total_counts_every_match_beyond_the_cap(make_session: Any) ->
     assert "Showing the 100 most recently modified of 250 files" in text_of(result)
     card = session.result_card("glob", {"pattern": "**/*.py"}, result)
     assert isinstance(card, SearchResultView) and card.total == 250 and card.truncated
+
+
+@pytest.mark.parametrize(
+    "backend",
+    [
+        pytest.param("ripgrep", marks=pytest.mark.skipif(not HAS_RG, reason="ripgrep is not on PATH")),
+        "python",
+    ],
+)
+async def test_the_newest_hundred_of_many_with_ties_broken_by_path(make_session: Any, backend: str) -> None:
+    # Many matches are stat'ed in pieces, in parallel: the newest 100 of them all, and the total, must not
+    # depend on how they were split. Seven distinct times: the newest 200 files tie, their paths decide.
+    session = make_session(grep_backend=backend)
+    made = [touch(session.cwd, f"d{i % 14:02d}/f{i:04d}.py", 10_000 + (i * 3) % 7) for i in range(1_400)]
+    touch(session.cwd, "d00/other.txt", 20_000)
+    newest = sorted(made, key=lambda path: (-path.stat().st_mtime, str(path)))[:100]
+
+    result = await session.run("glob", {"pattern": "**/*.py"})
+
+    assert list(result.meta["paths"]) == [str(path) for path in newest]
+    assert result.meta["total"] == 1_400 and result.meta["truncated"] is True
+
+
+async def test_a_cancelled_glob_answers_cancelled_and_leaves_no_ripgrep(
+    make_session: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An `rg` that lists some files, then never ends: the call is cancelled while the listing runs.
+    session = make_session(grep_backend="ripgrep")
+    listed = [touch(session.cwd, f"f{i:04d}.py", 1_000 + i) for i in range(1_500)]
+    (tmp_path / "paths").write_bytes(b"".join(bytes(path) + b"\0" for path in listed))
+    fake = tmp_path / "bin" / "rg"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\ncat '{tmp_path / 'paths'}'\nexec sleep 60\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    controller = CancelController()
+    sleeping: list[psutil.Process] = []
+
+    async def cancel_while_listing() -> None:
+        while not sleeping:
+            await asyncio.sleep(0.01)
+            sleeping.extend(p for p in psutil.Process().children(recursive=True) if p.name() == "sleep")
+        controller.cancel()
+
+    canceller = asyncio.ensure_future(cancel_while_listing())
+    result = await session.run("glob", {"pattern": "**/*.py"}, signal=controller.signal)
+    await canceller
+
+    assert result.error is not None and result.error.code == "CANCELLED"
+    assert not [p for p in sleeping if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
 
 
 @pytest.mark.parametrize(
