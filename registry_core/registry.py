@@ -119,15 +119,16 @@ class ToolRegistry:
         if definition.name in self._tools:
             raise RegistrationError(f"a tool named {definition.name!r} is already registered")
         self._tools[definition.name] = definition
-        self.tools_changed(ToolsChange(definition.name, True))
         if transport:
             self._transports.add(definition.name)
+        # After the registry is complete: a listener may list the tools at once (`schemas` caches).
+        self.tools_changed(ToolsChange(definition.name, True))
 
         def dispose() -> None:
             if self._tools.get(definition.name) is definition:
                 del self._tools[definition.name]
-                self.tools_changed(ToolsChange(definition.name, False))
                 self._transports.discard(definition.name)
+                self.tools_changed(ToolsChange(definition.name, False))
 
         return dispose
 
@@ -236,6 +237,10 @@ class ToolScope:
         self.registry = registry
         self.restrictions = restrictions
         self._local = local
+        # `schemas()` as built at a `tools_version`: every turn lists the tools, and building the list
+        # (the deep copies, the transport's description from every nested tool's signature) costs
+        # milliseconds a turn; a registration or disposal anywhere bumps the version.
+        self._schemas: tuple[int, list[dict[str, Any]]] | None = None
 
     def register(self, definition: ToolDefinition) -> Callable[[], None]:
         """A scope-local tool: shadows a global of the same name, unaffected by restrictions."""
@@ -271,6 +276,14 @@ class ToolScope:
         return visible + list(self._local)
 
     def schemas(self) -> list[dict[str, Any]]:
+        """The model-facing list, a fresh copy each time (no caller can change a later caller's list)."""
+        version = self.registry.tools_version
+        cached = self._schemas
+        if cached is None or cached[0] != version:
+            cached = self._schemas = (version, self._build_schemas())
+        return _fresh(cached[1])
+
+    def _build_schemas(self) -> list[dict[str, Any]]:
         out = []
         nested: list[NestedTool] | None = None
         for name in self.names():
@@ -326,6 +339,19 @@ class ToolScope:
 
     async def execute(self, call: ToolExecutionInput) -> ToolExecutionResult:
         return await run_pipeline(self, call)
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of a JSON value's mutable containers (dicts and lists; what else is in a schema is immutable),
+    several times cheaper than `copy.deepcopy`, which `schemas` needs on every call."""
+    cls = type(value)
+    if cls is dict:
+        return {key: _fresh(item) for key, item in value.items()}
+    if cls is list:
+        return [_fresh(item) for item in value]
+    if cls is str or cls is int or cls is bool or cls is float or value is None:
+        return value
+    return copy.deepcopy(value)
 
 
 def _described(definition: ToolDefinition, nested: list[NestedTool]) -> str:
