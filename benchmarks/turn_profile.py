@@ -4,6 +4,11 @@ sees the core's own cost per call without pipes, a second process or the interpr
 
     python -m benchmarks.turn_profile                 # calls/s of the core alone
     python -m benchmarks.turn_profile --profile 15    # plus cProfile's top 15 (cumulative and tottime)
+    python -m benchmarks.turn_profile --history       # with the session log and checkpoints (the default
+                                                      # of the bridge, and of floor_bench's row)
+
+Each turn's CPU time is printed beside its wall-clock time: on a busy machine the CPU time per call is
+the steadier figure to compare two commits by.
 
 Not a row of `python -m benchmarks`: the end-to-end rows (bridge_bench, floor_bench) are the figures that
 count; this is the magnifying glass for them.
