@@ -32,7 +32,7 @@ from .errors import RegistrationError
 from .events import CodeDispatchEvent
 from .execution import CodeDispatchLog, NestedTool, ToolExecutionInput, ToolExecutionResult
 from .execution import ExecutionMode as ExecutionMode
-from .json_values import NotJsonError, snapshot
+from .json_values import NotJsonError, copy_json, snapshot
 from .pipeline import run_pipeline
 from .policy import (
     ApprovalService,
@@ -281,7 +281,8 @@ class ToolScope:
         cached = self._schemas
         if cached is None or cached[0] != version:
             cached = self._schemas = (version, self._build_schemas())
-        return _fresh(cached[1])
+        fresh: list[dict[str, Any]] = copy_json(cached[1])
+        return fresh
 
     def _build_schemas(self) -> list[dict[str, Any]]:
         out = []
@@ -339,19 +340,6 @@ class ToolScope:
 
     async def execute(self, call: ToolExecutionInput) -> ToolExecutionResult:
         return await run_pipeline(self, call)
-
-
-def _fresh(value: Any) -> Any:
-    """A copy of a JSON value's mutable containers (dicts and lists; what else is in a schema is immutable),
-    several times cheaper than `copy.deepcopy`, which `schemas` needs on every call."""
-    cls = type(value)
-    if cls is dict:
-        return {key: _fresh(item) for key, item in value.items()}
-    if cls is list:
-        return [_fresh(item) for item in value]
-    if cls is str or cls is int or cls is bool or cls is float or value is None:
-        return value
-    return copy.deepcopy(value)
 
 
 def _described(definition: ToolDefinition, nested: list[NestedTool]) -> str:
