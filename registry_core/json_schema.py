@@ -308,13 +308,12 @@ def _compile(node: JsonSchema) -> Check:
     # test is tested inline (its exact type passes without a call, as the test would pass it), and an enum
     # of strings is a set look-up for a string (a string equals no number, boolean or container).
     leaves = {name: leaf for name, sub in properties.items() if (leaf := _LEAVES.get(sub)) is not None}
-    branch_tests = (
-        tuple(leaf[1] for b in branches if (leaf := _LEAVES.get(b)) is not None)
-        if branches is not None
-        else ()
+    # Each branch as its type test when it is only that, else its full check.
+    branch_tests = tuple(
+        (leaf[1] if (leaf := _LEAVES.get(b)) is not None else None, b) for b in branches or ()
     )
-    if branches is not None and len(branch_tests) != len(branches):
-        branch_tests = ()
+    item_leaf = _LEAVES.get(items) if items is not None else None
+    item_exact = frozenset({item_leaf[0]}) if item_leaf is not None and item_leaf[0] is not None else None
     strings = frozenset(enum) if enum is not None and all(type(v) is str for v in enum) else None
 
     def check(value: Any, path: Path, out: list[Violation]) -> None:
@@ -330,16 +329,14 @@ def _compile(node: JsonSchema) -> Check:
             out.append(_violation(path, f"must be {const!r}, got {value!r}"))
         if branches is not None:
             matched = 0
-            if branch_tests:
-                for test in branch_tests:
-                    if test(value):
-                        matched += 1
-            else:
-                for branch in branches:
-                    branch_out: list[Violation] = []
-                    branch(value, path, branch_out)
-                    if not branch_out:
-                        matched += 1
+            for test, branch in branch_tests:
+                if test is not None:
+                    matched += test(value)
+                    continue
+                branch_out: list[Violation] = []
+                branch(value, path, branch_out)
+                if not branch_out:
+                    matched += 1
             if matched == 0:
                 out.append(_violation(path, f"expected one of {kinds}, got {_type_name(value)} {value!r}"))
             elif matched > 1:
@@ -364,6 +361,8 @@ def _compile(node: JsonSchema) -> Check:
                 elif closed:
                     out.append(_violation((path, name), "additional property is not allowed"))
         elif items is not None and _is_array(value):
+            if item_exact is not None and item_exact.issuperset(map(type, value)):
+                return  # every item has the exact type its test passes (one C-level pass: a file's lines)
             for i, item in enumerate(value):
                 items(item, (path, i), out)
 
