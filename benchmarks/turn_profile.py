@@ -4,6 +4,11 @@ sees the core's own cost per call without pipes, a second process or the interpr
 
     python -m benchmarks.turn_profile                 # calls/s of the core alone
     python -m benchmarks.turn_profile --profile 15    # plus cProfile's top 15 (cumulative and tottime)
+    python -m benchmarks.turn_profile --history       # with the session log and checkpoints (the default
+                                                      # of the bridge, and of floor_bench's row)
+
+Each turn's CPU time is printed beside its wall-clock time: on a busy machine the CPU time per call is
+the steadier figure to compare two commits by.
 
 Not a row of `python -m benchmarks`: the end-to-end rows (bridge_bench, floor_bench) are the figures that
 count; this is the magnifying glass for them.
@@ -26,7 +31,7 @@ from acp_bridge.client.channel import ClientCapabilities, PermissionOutcome
 from acp_bridge.models import load_backend
 from acp_bridge.runtime.boot import load_tools
 from acp_bridge.runtime.stdio import encode_frame
-from acp_bridge.session.manager import SessionManager
+from acp_bridge.session.manager import CoreConfig, SessionManager
 
 READS = 200
 
@@ -67,8 +72,13 @@ class EncodingChannel:
         raise NotImplementedError
 
 
-async def turns(work: Path, count: int) -> list[float]:
-    """Seconds of each of `count` turns, each one step of READS reads."""
+async def turns(
+    work: Path, count: int, history: bool = False, profiler: cProfile.Profile | None = None
+) -> list[tuple[float, float]]:
+    """Seconds (wall clock, and this process's CPU time) of each of `count` turns, each one step of READS
+    reads; `history`: as the bridge runs by default, with its session log and checkpoints in a state
+    directory under `work`. `profiler` sees the warm turns only (not the set-up, nor the first turn's
+    imports and caches)."""
     ws = work / "ws"
     ws.mkdir(exist_ok=True)
     for i in range(READS):
@@ -78,14 +88,29 @@ async def turns(work: Path, count: int) -> list[float]:
     script = work / "reads.json"
     script.write_text(json.dumps({"turns": [{"steps": s} for s in steps]}))
     channel = EncodingChannel()
-    manager = SessionManager(channel, load_backend(f"scripted:{script}"), load_tools([]))
+    store = None
+    config = CoreConfig()
+    if history:
+        from acp_bridge.history.store import SessionStore
+        from acp_bridge.runtime.stdio import set_output_barrier
+
+        store = SessionStore(work / "state")
+        set_output_barrier(store.flush)  # as `runtime.boot` does: the log flushed before each frame
+        config = CoreConfig(checkpoints_dir=str(work / "state" / "checkpoints"))
+    manager = SessionManager(
+        channel, load_backend(f"scripted:{script}"), load_tools([]), config, recorder=store
+    )
     session = manager.new_session(str(ws))
     times = []
-    for _ in range(count):
-        started = time.perf_counter()
+    for index in range(count):
+        if profiler is not None and index == 1:
+            profiler.enable()
+        started, cpu = time.perf_counter(), time.process_time()
         stop = await session.prompt([{"type": "text", "text": "read them all"}])
-        times.append(time.perf_counter() - started)
+        times.append((time.perf_counter() - started, time.process_time() - cpu))
         assert stop == "end_turn", stop
+    if profiler is not None:
+        profiler.disable()
     assert channel.completed == READS * count, channel.completed
     await manager.shutdown()
     return times
@@ -121,17 +146,16 @@ def _top(stats: pstats.Stats, key: str, count: int) -> str:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.turn_profile")
     parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--history", action="store_true", help="keep the session log and checkpoints")
     parser.add_argument("--profile", type=int, metavar="TOP", default=0, help="print cProfile's top lines")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="acp-bridge-turn-") as tmp:
         profiler = cProfile.Profile() if args.profile else None
-        if profiler is not None:
-            profiler.enable()
-        times = asyncio.run(turns(Path(tmp).resolve(), args.turns))
-        if profiler is not None:
-            profiler.disable()
-    best = min(times[1:] or times)  # the first turn warms caches
-    print(f"core alone: {READS / best:,.0f} calls/s, {best / READS * 1e6:.1f} us/call (best of {len(times)})")
+        times = asyncio.run(turns(Path(tmp).resolve(), args.turns, args.history, profiler))
+    warm = times[1:] or times  # the first turn warms caches
+    best, best_cpu = min(t for t, _ in warm), min(c for _, c in warm)
+    print(f"core alone: {READS / best:,.0f} calls/s, {best / READS * 1e6:.1f} us/call, "
+          f"{best_cpu / READS * 1e6:.1f} us CPU/call (best of {len(warm)} warm turns)")  # fmt: skip
     if profiler is not None:
         stats = pstats.Stats(profiler)
         for key in ("cumulative", "tottime"):

@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from registry_core import ContentText, GenericResultView, ToolResult, content_text
+from registry_core import ContentText, FrozenDict, GenericResultView, ToolResult, content_text
 
 from .paths import display_path, resolve
 
@@ -39,7 +39,7 @@ def call_paths(path: str, cwd: str | None) -> tuple[str, str]:
 
 def meta_field(meta: Any, key: str, kind: type[T]) -> T | None:
     """`meta[key]` when meta is a mapping and the value has the expected type, else None."""
-    if not isinstance(meta, Mapping):
+    if type(meta) is not FrozenDict and not isinstance(meta, Mapping):  # the exact type first: ABCs are slow
         return None
     value = meta.get(key)
     if kind is int and isinstance(value, bool):

@@ -57,7 +57,8 @@ def landing_of(execution: ToolExecution | None, path: str) -> Landing:
     """Where a call's file operation on `path` may land: the pinned file, or inside the session's roots."""
     if execution is None:
         return Landing()
-    pinned = _PINNED.get(execution.token, {}).get(path)
+    # Nothing is pinned unless a preview ran (an asked call): most calls skip the weak look-up.
+    pinned = _PINNED.get(execution.token, {}).get(path) if _PINNED else None
     return Landing(roots_of(execution.agent), pinned)
 
 

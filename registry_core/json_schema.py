@@ -17,6 +17,7 @@ Invariant: pure functions; no I/O, no knowledge of tools.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -251,6 +252,18 @@ _TYPE_TESTS: Final[dict[str, Callable[[Any], bool]]] = {
 }
 
 
+# For each type, the one exact type that always passes its test (`bool` is no integer, a float may be).
+_EXACT_TYPE: Final[dict[str, type]] = {
+    "object": FrozenDict, "array": tuple, "string": str, "integer": int, "number": float, "boolean": bool,
+    "null": type(None),
+}  # fmt: skip
+
+# The compiled checks that are a type test only: (the exact type that passes, the test, the type's name).
+_LEAVES: weakref.WeakKeyDictionary[Check, tuple[type | None, Callable[[Any], bool], str]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 def _never(value: Any) -> bool:
     return False
 
@@ -288,19 +301,38 @@ def _compile(node: JsonSchema) -> Check:
             if not leaf_type(value):
                 out.append(_violation(path, f"expected {typ}, got {_type_name(value)}"))
 
+        _LEAVES[check_type] = (_EXACT_TYPE.get(str(typ)), leaf_type, str(typ))
         return check_type
+
+    # The hot path, the same verdicts with fewer calls: a property or a oneOf branch that is only a type
+    # test is tested inline (its exact type passes without a call, as the test would pass it), and an enum
+    # of strings is a set look-up for a string (a string equals no number, boolean or container).
+    leaves = {name: leaf for name, sub in properties.items() if (leaf := _LEAVES.get(sub)) is not None}
+    # Each branch as its type test when it is only that, else its full check.
+    branch_tests = tuple(
+        (leaf[1] if (leaf := _LEAVES.get(b)) is not None else None, b) for b in branches or ()
+    )
+    item_leaf = _LEAVES.get(items) if items is not None else None
+    item_exact = frozenset({item_leaf[0]}) if item_leaf is not None and item_leaf[0] is not None else None
+    strings = frozenset(enum) if enum is not None and all(type(v) is str for v in enum) else None
 
     def check(value: Any, path: Path, out: list[Violation]) -> None:
         if type_ok is not None and not type_ok(value):
             out.append(_violation(path, f"expected {typ}, got {_type_name(value)}"))
             return
-        if enum is not None and not any(json_equal(value, v) for v in enum):
+        if enum is not None and not (
+            (strings is not None and type(value) is str and value in strings)
+            or any(json_equal(value, v) for v in enum)
+        ):
             out.append(_violation(path, f"must be one of {list(enum)!r}, got {value!r}"))
         if has_const and not json_equal(value, const):
             out.append(_violation(path, f"must be {const!r}, got {value!r}"))
         if branches is not None:
             matched = 0
-            for branch in branches:
+            for test, branch in branch_tests:
+                if test is not None:
+                    matched += test(value)
+                    continue
                 branch_out: list[Violation] = []
                 branch(value, path, branch_out)
                 if not branch_out:
@@ -317,12 +349,20 @@ def _compile(node: JsonSchema) -> Check:
                 if name not in value:
                     out.append(_violation((path, name), "required property is missing"))
             for name, item in value.items():
+                leaf = leaves.get(name)
+                if leaf is not None:
+                    exact, test, leaf_typ = leaf
+                    if type(item) is not exact and not test(item):
+                        out.append(_violation((path, name), f"expected {leaf_typ}, got {_type_name(item)}"))
+                    continue
                 sub = properties.get(name)
                 if sub is not None:
                     sub(item, (path, name), out)
                 elif closed:
                     out.append(_violation((path, name), "additional property is not allowed"))
         elif items is not None and _is_array(value):
+            if item_exact is not None and item_exact.issuperset(map(type, value)):
+                return  # every item has the exact type its test passes (one C-level pass: a file's lines)
             for i, item in enumerate(value):
                 items(item, (path, i), out)
 

@@ -25,6 +25,7 @@ import inspect
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from types import CoroutineType
 from typing import Any, Protocol
 
 from . import errors
@@ -95,6 +96,14 @@ class PipelineScope(NestedDispatch, Protocol):
     def get(self, name: str) -> ToolDefinition | None: ...
 
     def names(self) -> list[str]: ...
+
+
+def _awaitable(out: object) -> bool:
+    """`inspect.isawaitable`, with the two answers of nearly every hook first (a coroutine, None): its
+    `Awaitable` ABC check costs more, and every call asks it of several hooks."""
+    if type(out) is CoroutineType:
+        return True
+    return out is not None and inspect.isawaitable(out)
 
 
 def failure(code: str, message: str, *, meta: JsonValue = None) -> ToolFailure:
@@ -182,7 +191,7 @@ async def _policy_and_dispatch(
         if i >= len(listeners):
             return ALLOW
         out = listeners[i](execution, lambda: pre(i + 1))
-        decision: Any = await out if inspect.isawaitable(out) else out
+        decision: Any = await out if _awaitable(out) else out
         return decision  # type: ignore[no-any-return]
 
     try:
@@ -410,7 +419,7 @@ async def _post_execute(
         if i >= len(listeners):
             return Accept()
         out = listeners[i](execution, result, lambda: post(i + 1))
-        decision: Any = await out if inspect.isawaitable(out) else out
+        decision: Any = await out if _awaitable(out) else out
         return decision  # type: ignore[no-any-return]
 
     try:
@@ -472,7 +481,7 @@ async def _observe(
     for observer in list(scope.registry.result_observers):
         try:
             out = observer(execution, result)
-            if inspect.isawaitable(out):
+            if _awaitable(out):
                 await out
         except asyncio.CancelledError:
             raise

@@ -32,7 +32,7 @@ from .errors import RegistrationError
 from .events import CodeDispatchEvent
 from .execution import CodeDispatchLog, NestedTool, ToolExecutionInput, ToolExecutionResult
 from .execution import ExecutionMode as ExecutionMode
-from .json_values import NotJsonError, snapshot
+from .json_values import NotJsonError, copy_json, snapshot
 from .pipeline import run_pipeline
 from .policy import (
     ApprovalService,
@@ -119,15 +119,16 @@ class ToolRegistry:
         if definition.name in self._tools:
             raise RegistrationError(f"a tool named {definition.name!r} is already registered")
         self._tools[definition.name] = definition
-        self.tools_changed(ToolsChange(definition.name, True))
         if transport:
             self._transports.add(definition.name)
+        # After the registry is complete: a listener may list the tools at once (`schemas` caches).
+        self.tools_changed(ToolsChange(definition.name, True))
 
         def dispose() -> None:
             if self._tools.get(definition.name) is definition:
                 del self._tools[definition.name]
-                self.tools_changed(ToolsChange(definition.name, False))
                 self._transports.discard(definition.name)
+                self.tools_changed(ToolsChange(definition.name, False))
 
         return dispose
 
@@ -236,6 +237,10 @@ class ToolScope:
         self.registry = registry
         self.restrictions = restrictions
         self._local = local
+        # `schemas()` as built at a `tools_version`: every turn lists the tools, and building the list
+        # (the deep copies, the transport's description from every nested tool's signature) costs
+        # milliseconds a turn; a registration or disposal anywhere bumps the version.
+        self._schemas: tuple[int, list[dict[str, Any]]] | None = None
 
     def register(self, definition: ToolDefinition) -> Callable[[], None]:
         """A scope-local tool: shadows a global of the same name, unaffected by restrictions."""
@@ -271,6 +276,15 @@ class ToolScope:
         return visible + list(self._local)
 
     def schemas(self) -> list[dict[str, Any]]:
+        """The model-facing list, a fresh copy each time (no caller can change a later caller's list)."""
+        version = self.registry.tools_version
+        cached = self._schemas
+        if cached is None or cached[0] != version:
+            cached = self._schemas = (version, self._build_schemas())
+        fresh: list[dict[str, Any]] = copy_json(cached[1])
+        return fresh
+
+    def _build_schemas(self) -> list[dict[str, Any]]:
         out = []
         nested: list[NestedTool] | None = None
         for name in self.names():

@@ -37,7 +37,6 @@ edits the TODO line of `notes.md` into a "Done:" line.
 from __future__ import annotations
 
 import asyncio
-import copy
 import json
 import os
 import re
@@ -64,6 +63,7 @@ from acp_bridge.models.base import (
     parse_tool_arguments,
 )
 from acp_bridge.models.images import describe_image, images_of
+from registry_core.json_values import copy_json
 
 __all__ = [
     "DEMO_CHUNK_DELAY",
@@ -420,9 +420,7 @@ class ScriptedBackend:
             ToolCallRequest(
                 id=call.id,
                 name=call.name,
-                arguments=call.arguments
-                if isinstance(call.arguments, str)
-                else copy.deepcopy(call.arguments),
+                arguments=call.arguments if isinstance(call.arguments, str) else copy_json(call.arguments),
             )
             for call in step.tool_calls
         )

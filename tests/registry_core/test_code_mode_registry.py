@@ -75,6 +75,36 @@ def test_a_description_that_fails_falls_back_to_the_static_one() -> None:
     assert registry.schemas()[0]["description"] == "the run_code tool"
 
 
+def test_the_tool_list_is_built_once_per_tools_version_and_handed_out_as_fresh_copies() -> None:
+    registry = ToolRegistry()
+    registry.register(raw_tool("read"))
+    described: list[list[str]] = []
+
+    def describe(tools: Sequence[NestedTool]) -> str:
+        described.append([tool.name for tool in tools])
+        return "can call: " + ", ".join(tool.name for tool in tools)
+
+    registry.register(replace(raw_tool("run_code"), describe=describe), transport=True)
+    scope = registry.scope()
+    first = scope.schemas()
+    first[0]["parameters"]["mutated"] = True
+    first[1]["description"] = "changed by a caller"
+    first.append({"name": "added by a caller"})
+    again = scope.schemas()
+    assert again == [
+        {"name": "read", "description": "the read tool", "parameters": registry.get("read").parameters},  # type: ignore[union-attr]
+        {"name": "run_code", "description": "can call: read", "parameters": again[1]["parameters"]},
+    ]
+    assert "mutated" not in again[0]["parameters"] and "mutated" not in registry.get("read").parameters  # type: ignore[union-attr]
+    assert described == [["read"]]  # the second list came from the first build
+    dispose = scope.register(raw_tool("grep"))  # a scope-local tool: a new version, a new list
+    assert [s["description"] for s in scope.schemas()][1:] == ["can call: read, grep", "the grep tool"]
+    dispose()
+    registry.register(raw_tool("glob"))  # a global one too
+    assert scope.schemas()[1]["description"] == "can call: read, glob"
+    assert described == [["read"], ["read", "grep"], ["read", "glob"]]
+
+
 async def test_a_body_dispatches_nested_calls_in_its_own_scope_through_the_whole_pipeline() -> None:
     registry = ToolRegistry()
     registry.register(raw_tool("read"))

@@ -8,7 +8,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from registry_core import JsonSchemaError, assert_object_schema, assert_supported, is_valid, validate
+from registry_core import (
+    JsonSchemaError,
+    assert_object_schema,
+    assert_supported,
+    is_valid,
+    snapshot,
+    validate,
+)
 
 
 def test_assert_supported_lists_every_problem_with_its_path() -> None:
@@ -175,6 +182,10 @@ def test_subset_validator_agrees_with_jsonschema(schema: dict[str, Any], value: 
     assert_supported(schema)
     expected = Draft202012Validator(schema).is_valid(value)
     assert is_valid(schema, value) == expected, (schema, value)
+    # Frozen, as the pipeline validates (FrozenDict, tuples: the validator's exact-type fast paths), the
+    # same violations at the same paths (a message quoting the value spells a tuple as one).
+    frozen, plain = validate(schema, snapshot(value)), validate(schema, value)
+    assert [v.path for v in frozen] == [v.path for v in plain], (schema, value)
 
 
 @settings(max_examples=200, deadline=None)

@@ -36,7 +36,10 @@ from registry_core import (
     ToolRunContext,
     ToolSuccess,
     run_step,
+    snapshot,
+    thaw,
 )
+from registry_core.json_values import copy_json
 from tests.support.raw_tools import AGENT, raw_tool
 
 
@@ -115,6 +118,29 @@ async def test_arguments_are_snapshotted_and_deep_frozen() -> None:
     original["nested"]["y"] = 99  # the caller's later mutation does not reach the snapshot
     assert seen[0]["nested"]["y"] == 1
     assert isinstance(seen[0], FrozenDict)
+
+
+def test_thaw_and_copy_json_give_plain_copies_that_share_nothing_mutable() -> None:
+    original: dict[str, Any] = {
+        "s": "x", "n": 1, "f": 1.5, "b": True, "none": None, "lines": ["a", "b"],
+        "mixed": [1, {"k": [2]}], "nested": {"deep": {"list": [1.0, None]}},
+    }  # fmt: skip
+    frozen = snapshot(original)
+    plain = thaw(frozen)
+    assert plain == original and type(plain) is dict
+    assert (
+        type(plain["lines"]) is list
+        and type(plain["mixed"][1]) is dict
+        and type(plain["nested"]["deep"]) is dict
+    )
+    plain["lines"].append("c")  # the thawed copy is the caller's to change
+    plain["nested"]["deep"]["list"].append(2)
+    assert frozen["lines"] == ("a", "b") and frozen["nested"]["deep"]["list"] == (1.0, None)
+    copied = copy_json(original)
+    assert copied == original
+    copied["mixed"][1]["k"].append(3)
+    copied["nested"]["deep"]["list"].clear()
+    assert original["mixed"] == [1, {"k": [2]}] and original["nested"] == {"deep": {"list": [1.0, None]}}
 
 
 async def test_tokens_are_opaque_and_unique_per_execution() -> None:
