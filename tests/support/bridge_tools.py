@@ -1,7 +1,8 @@
 """Small tools the bridge tests load into a real bridge (`--extra-tools tests.support.bridge_tools:tools`).
 
 - `nap`: sleeps `seconds`, concurrency-safe, returns its label (parallelism and timing); with `context`,
-  it also defers that text as a context message for the model (`ctx.defer_context`);
+  it also defers that text as a context message for the model (`ctx.defer_context`); with `overlap`, the
+  label is followed by the most naps this process had running at once so far (" peak=N");
 - `chatter`: a terminal card that reports `chunks` chunks of `size` characters as live progress (coalescing);
 - `explode`: its presenter raises (a generic card must still appear and the turn go on);
 - `stubborn`: ignores cancellation for `seconds` (the bridge must still answer a cancel promptly).
@@ -64,6 +65,7 @@ class NapArgs(BaseModel):
     seconds: float = 0.0
     label: str = "nap"
     context: str | None = None
+    overlap: bool = False
 
 
 class ChatterArgs(BaseModel):
@@ -76,11 +78,19 @@ class ExplodeArgs(BaseModel):
     x: int = 0
 
 
+_napping = {"now": 0, "peak": 0}
+
+
 async def _nap(args: NapArgs, ctx: ToolRunContext) -> str:
-    await asyncio.sleep(args.seconds)
+    _napping["now"] += 1
+    _napping["peak"] = max(_napping["peak"], _napping["now"])
+    try:
+        await asyncio.sleep(args.seconds)
+    finally:
+        _napping["now"] -= 1
     if args.context is not None:
         ctx.defer_context(ContextMessage((TextBlock(args.context),)))
-    return args.label
+    return f"{args.label} peak={_napping['peak']}" if args.overlap else args.label
 
 
 async def _chatter(args: ChatterArgs, ctx: ToolRunContext) -> str:
