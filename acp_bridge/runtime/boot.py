@@ -371,12 +371,14 @@ def core_setup(args: argparse.Namespace) -> CoreSetup:
 
 @contextlib.contextmanager
 def collection_paused() -> Iterator[None]:
-    """Loading the core (importing its modules, building the tools) creates some 40,000 objects that live
-    as long as the process, and next to no garbage; yet every 700 allocations start a collection that
-    walks the young ones, a tenth of the load's CPU time (the first `session/new` waits for the load:
-    `benchmarks/bridge_bench.py`). So no collection runs inside; on leaving, what exists is moved to the
-    permanent generation (`gc.freeze`), so that no later collection walks it either (the cyclic garbage
-    the load made, if any, stays: a few objects once), and collection resumes as it was."""
+    """Loading the core (importing its modules, building the tools) creates tens of thousands of objects
+    that live as long as the process, and next to no garbage; yet every 700 allocations start a collection
+    of the young ones, and the survivors are walked again by the older generations' collections: some 6%
+    of the instructions from spawn to the first `session/new`, which waits for the load
+    (`benchmarks/bridge_bench.py`; counted with valgrind, the machine's timings being too noisy). So no
+    collection runs inside; on leaving, what exists is moved to the permanent generation (`gc.freeze`),
+    so that no later collection walks it either (cyclic garbage the load made, if any, stays: a few
+    objects, once), and collection resumes as it was."""
     import gc
 
     enabled = gc.isenabled()
