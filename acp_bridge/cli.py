@@ -40,7 +40,10 @@ def _run_serve(args: argparse.Namespace) -> int:
         return _run_login(args)
     if args.logout:
         return _run_logout(args)
-    from acp_bridge.acp.serve import run
+    from acp_bridge.runtime.boot import collection_paused
+
+    with collection_paused():  # the face's modules (asyncio, the handshake) are the core's first part
+        from acp_bridge.acp.serve import run
 
     return run(args)
 

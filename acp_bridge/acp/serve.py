@@ -42,6 +42,7 @@ from acp_bridge.common.client_capabilities import ClientCapabilities
 from acp_bridge.runtime.boot import (
     cancel_running_prompts,
     check_core_arguments,
+    collection_paused,
     configure_logging,
     handling_signals,
     keeps_checkpoints,
@@ -83,11 +84,12 @@ def load_agent(args: argparse.Namespace, facts: AgentFacts, mcp_servers: ServerL
     """The agent core, set up from the arguments (`boot.load_core`), with the modules of the ACP agent and
     the session core. Runs in a worker thread, so every import happens off the event loop; returns what
     makes the agent on the loop. Raises SystemExit with a message for a bad `--extra-tools`."""
-    from acp_bridge.acp.connection import AcpAgent, AcpChannel
-    from acp_bridge.auth.login import keyed_endpoint
-    from acp_bridge.session.manager import SessionManager
+    with collection_paused():
+        from acp_bridge.acp.connection import AcpAgent, AcpChannel
+        from acp_bridge.auth.login import keyed_endpoint
+        from acp_bridge.session.manager import SessionManager
 
-    setup = load_core(args, mcp_servers)
+        setup = load_core(args, mcp_servers)
     endpoint = keyed_endpoint(setup.backend)
     if endpoint != facts.auth_endpoint:
         # `initialize` advertised what `boot.model_endpoint` foresaw, which mirrors httpx's reading of a

@@ -4,8 +4,10 @@ Specs: `scripted` (the built-in demo script), `scripted:PATH` (a script file, do
 `openai:MODEL` (an OpenAI-compatible endpoint; DeepSeek by default). Every configuration problem is a
 `ModelError(kind="config")` with a message a person can act on.
 
-Must not: import httpx on the offline path. The openai module loads only when asked for, because spawn →
-`initialize` has a 400 ms budget and httpx alone costs about 120 ms to import.
+Must not: import a backend's module before it is asked for (`load_backend`, or one of its names read
+from this package): the ACP face loads the core while the first `session/new` waits (a 420 ms budget from
+spawn), and each backend brings its own weight: httpx (about 120 ms to import) for the openai one, the
+script schema's pydantic models for the scripted one.
 """
 
 from __future__ import annotations
@@ -39,16 +41,16 @@ from acp_bridge.models.base import (
     estimate_tokens,
     parse_tool_arguments,
 )
-from acp_bridge.models.scripted import (
-    DEMO_SCRIPT,
-    ScriptedBackend,
-    demo_workspace_files,
-    load_script,
-    parse_script,
-)
 
 if TYPE_CHECKING:
     from acp_bridge.models.openai import API_KEY_ENV_VARS, DEFAULT_BASE_URL, OpenAIBackend
+    from acp_bridge.models.scripted import (
+        DEMO_SCRIPT,
+        ScriptedBackend,
+        demo_workspace_files,
+        load_script,
+        parse_script,
+    )
 
 __all__ = [
     "API_KEY_ENV_VARS",
@@ -89,14 +91,21 @@ log = logging.getLogger(__name__)
 
 _SPEC_FORMS = "'scripted', 'scripted:PATH' or 'openai:MODEL'"
 _OPENAI_NAMES = frozenset({"API_KEY_ENV_VARS", "DEFAULT_BASE_URL", "OpenAIBackend"})
+_SCRIPTED_NAMES = frozenset(
+    {"DEMO_SCRIPT", "ScriptedBackend", "demo_workspace_files", "load_script", "parse_script"}
+)
 
 
 def __getattr__(name: str) -> Any:
-    # The lazy half of the exports (see the module docstring for why).
+    # The lazy half of the exports: each backend's module loads when first asked for (see above).
     if name in _OPENAI_NAMES:
         from acp_bridge.models import openai
 
         return getattr(openai, name)
+    if name in _SCRIPTED_NAMES:
+        from acp_bridge.models import scripted
+
+        return getattr(scripted, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -119,6 +128,8 @@ def load_backend(
     """
     kind, sep, rest = spec.strip().partition(":")
     if kind == "scripted":
+        from acp_bridge.models.scripted import ScriptedBackend
+
         if base_url is not None:
             log.warning("--base-url is ignored for the scripted model")
         if not sep:

@@ -14,6 +14,8 @@
   `load_core` touches no event loop: the ACP face runs it in a worker thread after answering
   `initialize`, which it answers from the arguments alone (`model_endpoint`: whether the model needs a
   key, and for which endpoint).
+- `collection_paused`: what a face wraps its loading of the core in (its imports and `load_core`): no
+  cyclic garbage collection meanwhile, and what was loaded kept out of later ones (`gc.freeze`).
 - `handling_signals`: while a face serves, SIGTERM and SIGHUP end its input as at EOF (the face's one
   clean shutdown runs), SIGINT cancels the running prompts (`cancel_running_prompts`) and serving goes on.
 - `run_until_exit`: runs the face's main coroutine; on every way out, kills what is left of the tools'
@@ -363,7 +365,30 @@ def core_setup(args: argparse.Namespace) -> CoreSetup:
     """Logging, the checks of the arguments and the `--mcp-config` file, then `load_core`."""
     configure_logging(args.log_level, args.log_file)
     check_core_arguments(args)
-    return load_core(args, load_mcp_config(args.mcp_config))
+    with collection_paused():
+        return load_core(args, load_mcp_config(args.mcp_config))
+
+
+@contextlib.contextmanager
+def collection_paused() -> Iterator[None]:
+    """Loading the core (importing its modules, building the tools) creates tens of thousands of objects
+    that live as long as the process, and next to no garbage; yet every 700 allocations start a collection
+    of the young ones, and the survivors are walked again by the older generations' collections: some 6%
+    of the instructions from spawn to the first `session/new`, which waits for the load
+    (`benchmarks/bridge_bench.py`; counted with valgrind, the machine's timings being too noisy). So no
+    collection runs inside; on leaving, what exists is moved to the permanent generation (`gc.freeze`),
+    so that no later collection walks it either (cyclic garbage the load made, if any, stays: a few
+    objects, once), and collection resumes as it was."""
+    import gc
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
 
 
 def load_core(args: argparse.Namespace, mcp_servers: ServerList | None) -> CoreSetup:

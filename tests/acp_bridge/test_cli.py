@@ -83,3 +83,46 @@ def test_main_lists_every_subcommand_and_parses_the_chosen_one_in_full() -> None
     assert (args.command, args.mode, args.max_steps) == ("lsp", "plan", 3)
     args = build_parser(only="serve").parse_args(["serve"])
     assert (args.mode, args.model, args.extra_tools) == ("default", "scripted", [])
+
+
+def _load_core_probe(*serve_args: str) -> str:
+    """A fresh interpreter that loads the ACP face's core (`serve.load_agent`, what the first `session/new`
+    waits for) with `serve_args`, then prints which modules are loaded and whether garbage collection runs."""
+    return (
+        "import gc, json, sys\n"
+        "import acp_bridge.cli as cli\n"
+        f"args = cli.build_parser(only='serve').parse_args(['serve', '--no-history', *{serve_args!r}])\n"
+        "from acp_bridge.acp.serve import AgentFacts, load_agent\n"
+        "facts = AgentFacts(history=False, auth_endpoint=None, checkpoints=False)\n"
+        "try:\n"
+        "    load_agent(args, facts, None)\n"
+        "except SystemExit as exc:\n"
+        "    print(exc, file=sys.stderr)\n"
+        "print(json.dumps({'modules': sorted(sys.modules), 'collecting': gc.isenabled()}))\n"
+    )
+
+
+def test_the_core_loads_the_module_of_its_own_model_backend_only() -> None:
+    # The first `session/new` waits for the core: a backend's module (httpx for openai, the script's
+    # pydantic models for scripted) is loaded only where that backend is the one configured.
+    openai = _python("-c", _load_core_probe("--model", "openai:x", "--base-url", "http://127.0.0.1:9/v1"))
+    assert openai.returncode == 0, openai.stderr
+    loaded = set(json.loads(openai.stdout)["modules"])
+    assert "acp_bridge.models.openai" in loaded
+    assert "acp_bridge.models.scripted" not in loaded
+    scripted = _python("-c", _load_core_probe("--model", "scripted"))
+    assert scripted.returncode == 0, scripted.stderr
+    loaded = set(json.loads(scripted.stdout)["modules"])
+    assert "acp_bridge.models.scripted" in loaded
+    assert not {"acp_bridge.models.openai", "httpx"} & loaded
+
+
+def test_garbage_collection_runs_again_once_the_core_is_loaded_or_failed_to_load() -> None:
+    # The load pauses the collector (`boot.collection_paused`); a pause left on would leak every cycle.
+    loaded = _python("-c", _load_core_probe("--model", "scripted"))
+    assert loaded.returncode == 0, loaded.stderr
+    assert json.loads(loaded.stdout)["collecting"] is True
+    failed = _python("-c", _load_core_probe("--extra-tools", "no_such_module_here:tools"))
+    assert failed.returncode == 0, failed.stderr
+    assert "--extra-tools 'no_such_module_here:tools'" in failed.stderr
+    assert json.loads(failed.stdout)["collecting"] is True
