@@ -589,7 +589,9 @@ async def serve_lsp(make_manager: ManagerFactory, *, stdio: Stdio | None = None)
             finally:
                 if server.face is not None:
                     await server.face.close("the editor closed the connection")
-                await _answer_received(server.protocol, within=0.5)
+                # Running prompts are cancelled by now: what is left (a `shutdown` still stopping the core,
+                # pipelined before EOF) ends soon, but on a busy machine not within a fixed half second.
+                await _answer_received(server.protocol, within=5.0)
                 if server.face is not None:  # an `initialize` that was still being handled at EOF
                     await server.face.close("the editor closed the connection")
                 transport.close()
