@@ -412,9 +412,12 @@ function addBlock(item: { text: string; blocks: ContentBlock[] }, content: Conte
 
 /** tool_call (isNew) replaces every field it carries with defaults for the rest; tool_call_update patches. */
 function upsertCard(state: SessionState, u: ToolCallUpdate & { _meta?: Record<string, unknown> | null }, isNew: boolean): Change {
-  const change: Change = { cards: [u.toolCallId] };
   let card = state.cards[u.toolCallId];
   const meta = u._meta ?? undefined;
+  // A command's output streaming in (thousands of updates for a chatty one) changes its terminal only:
+  // the card is not redrawn for it.
+  if (card && !isNew && meta && onlyOutput(u, meta)) return { terminals: applyTerminalMeta(state, card, meta, false) };
+  const change: Change = { cards: [u.toolCallId] };
   if (!card) {
     card = { toolCallId: u.toolCallId, title: u.title ?? "Tool call", kind: "other", status: "pending", content: [], locations: [] };
     state.cards[u.toolCallId] = card;
@@ -444,6 +447,13 @@ function parentCard(state: SessionState, meta: Record<string, unknown> | undefin
   const parentId = meta?.[PARENT_KEY];
   if (typeof parentId !== "string" || parentId === id) return undefined;
   return state.cards[parentId];
+}
+
+/** An update that carries nothing but `_meta.terminal_output`. */
+function onlyOutput(u: ToolCallUpdate, meta: Record<string, unknown>): boolean {
+  for (const [key, value] of Object.entries(u)) if (key !== "sessionUpdate" && key !== "toolCallId" && key !== "_meta" && value != null) return false;
+  for (const key of Object.keys(meta)) if (key !== "terminal_output") return false;
+  return true;
 }
 
 function patchCard(card: ToolCard, u: ToolCallUpdate, isNew: boolean): void {

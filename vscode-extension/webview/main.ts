@@ -3,6 +3,16 @@
  * them with the shared reducer, and re-renders only what changed, at most once per frame. It never
  * imports `vscode`; everything it does goes through postMessage (shared/protocol.ts).
  *
+ * Under a flood of updates (an agent streaming a thousand tool calls, a command printing megabytes),
+ * each event is applied as it arrives (the reducer is cheap: it mutates in place) and marks what it
+ * touched (a dirty set), so a card changed ten times between two frames is drawn once. A frame draws
+ * for at most FRAME_BUDGET_MS; what is left is drawn in the next frame, so no task holds the page for
+ * long (input, scrolling and a click stay answered). A frame first writes everything (cards, terminals,
+ * header), then reads layout once (scrolling terminals and the page to their newest lines, the pinned
+ * approval's visibility), so the page is laid out once per frame, not once per card. The update →
+ * render figures (perf.ts) count an update as rendered once the frame that leaves nothing to draw has
+ * been painted.
+ *
  * Keeping approvals in sight: the view follows the newest content unless the user scrolled up
  * (scroll.ts); a pending approval whose buttons are not fully visible between the sticky header and the
  * footer is pinned in the footer, above the prompt, with the same choices; and when a question is
@@ -22,7 +32,7 @@ import { mountPerf, record, recordTransport } from "./perf";
 import { renderPlan } from "./plan";
 import { renderSteers } from "./steers";
 import { TailFollower } from "./scroll";
-import { fillTerminal } from "./terminal";
+import { fillTerminal, forgetTerminals, ingestTerminal, pinTerminals, terminalElements } from "./terminal";
 import { nestedFoldKey, Timeline } from "./timeline";
 import { loadUiState, saveUiState, send } from "./vscodeApi";
 import { renderWaiting } from "./waiting";
@@ -107,7 +117,9 @@ new ResizeObserver(() => {
 }).observe(footer);
 new ResizeObserver(() => (scroller.style.scrollPaddingTop = `${header.offsetHeight}px`)).observe(header);
 
-const dirty = { reset: true, header: true, plan: true, steers: true, waiting: true, append: false, bar: true, ids: new Set<string>(), terminals: new Set<string>() };
+const dirty = { reset: true, header: true, plan: true, steers: true, waiting: true, append: false, bar: true, ids: new Set<string>(), terminals: new Set<string>(), redrawTerminals: false };
+/** A frame's share of drawing, in ms: what is left is drawn in the next one. */
+const FRAME_BUDGET_MS = 20;
 let pendingT0: number[] = [];
 let planCompact = false;
 let scheduled = false;
@@ -142,38 +154,52 @@ function schedule(): void {
 function render(): void {
   if (!scheduled) return;
   scheduled = false;
-  if (dirty.reset) {
+  const deadline = performance.now() + FRAME_BUDGET_MS;
+  const f = { ...dirty };
+  Object.assign(dirty, { reset: false, header: false, plan: false, steers: false, waiting: false, bar: false });
+  // Writes: new items, then changed terminals and cards, each drawn once; the rest waits past the deadline.
+  timeline.beginFrame();
+  if (f.reset) {
+    forgetTerminals(state.terminals);
     timeline.reset();
-    timeline.appendNew(state);
-  } else {
-    if (dirty.append) timeline.appendNew(state);
-    for (const id of dirty.ids) timeline.refresh(state, id);
-    for (const tid of dirty.terminals) {
-      const els = timelineEl.querySelectorAll<HTMLElement>(`.terminal[data-terminal-id="${CSS.escape(tid)}"]`);
-      els.forEach((el) => fillTerminal(el, state.terminals[tid]));
-    }
+    dirty.append = true;
   }
-  if (dirty.reset || dirty.header) {
+  if (dirty.append) dirty.append = !timeline.appendNew(state, deadline);
+  for (const tid of dirty.terminals) {
+    if (performance.now() > deadline) break;
+    dirty.terminals.delete(tid);
+    for (const el of terminalElements(tid)) fillTerminal(el, state.terminals[tid], dirty.redrawTerminals);
+  }
+  if (dirty.terminals.size === 0) dirty.redrawTerminals = false;
+  for (const id of dirty.ids) {
+    if (performance.now() > deadline) break;
+    dirty.ids.delete(id);
+    timeline.refresh(state, id);
+  }
+  if (f.reset || f.header) {
     renderHeader(header, state);
     composer.setRunning(state.running);
     composer.setCommands(state.commands);
   }
-  if (dirty.reset || dirty.header || dirty.append) renderWelcome(welcome, state);
+  if (f.reset || f.header || f.append) renderWelcome(welcome, state);
   // The plan folds to its summary while a question waits (re-rendered only when that flips, so the
   // user's own folding stays).
   const compact = pendingApprovals(state).length > 0;
-  if (dirty.reset || dirty.plan || compact !== planCompact) renderPlan(planEl, state.plan, compact);
+  if (f.reset || f.plan || compact !== planCompact) renderPlan(planEl, state.plan, compact);
   planCompact = compact;
-  if (dirty.reset || dirty.steers) renderSteers(steersEl, state);
-  if (dirty.reset || dirty.waiting || dirty.header) renderWaiting(waitingEl, state);
-  const barChanged = dirty.reset || dirty.bar;
-  Object.assign(dirty, { reset: false, header: false, plan: false, steers: false, waiting: false, append: false, bar: false });
-  dirty.ids.clear();
-  dirty.terminals.clear();
-  if (barChanged) renderBar();
+  if (f.reset || f.steers) renderSteers(steersEl, state);
+  if (f.reset || f.waiting || f.header) renderWaiting(waitingEl, state);
+  if (f.reset || f.bar) renderBar();
+  // Reads (one layout for the frame), and the scrolling they decide.
+  pinTerminals();
   follower.afterRender();
   placeFocus();
   updateBarVisibility();
+  const done = !dirty.append && dirty.ids.size === 0 && dirty.terminals.size === 0;
+  if (!done) {
+    schedule();
+    return;
+  }
   const t0s = pendingT0;
   pendingT0 = [];
   if (t0s.length > 0) {
@@ -285,6 +311,7 @@ watchTheme(() => {
   updatePalette(app);
   // Spans coloured per span (#rrggbb, or a colour on a background) take the new theme's adjustment.
   for (const tid of Object.keys(state.terminals)) dirty.terminals.add(tid);
+  dirty.redrawTerminals = true;
   schedule();
 });
 
@@ -298,7 +325,13 @@ window.addEventListener("message", (e: MessageEvent<HostToWebview>) => {
       return;
     case "events":
       for (const { event, t0 } of m.items) {
-        merge(applyEvent(state, event));
+        const change = applyEvent(state, event);
+        merge(change);
+        // Terminal output is read as it comes, before later output can push it out of the state.
+        for (const tid of change.terminals ?? []) {
+          const term = state.terminals[tid];
+          if (term) ingestTerminal(term);
+        }
         if (event.type === "update" || event.type === "permissionRequested") {
           pendingT0.push(t0);
           recordTransport(Date.now() - t0);

@@ -34,6 +34,8 @@ function ownControl(el: HTMLElement, key: string): HTMLElement | null {
 export class Timeline {
   private readonly els = new Map<string, HTMLElement>();
   private rendered = 0;
+  /** Items drawn in this frame (one created and updated between two frames is drawn once). */
+  private readonly drawn = new Set<string>();
 
   constructor(
     readonly root: HTMLElement,
@@ -47,10 +49,19 @@ export class Timeline {
     this.root.replaceChildren();
   }
 
-  /** Append elements for items added since the last call. */
-  appendNew(s: SessionState): void {
+  /** A new frame: every item may be drawn again. */
+  beginFrame(): void {
+    this.drawn.clear();
+  }
+
+  /**
+   * Append elements for items added since the last call, until `deadline` (performance.now()) passes;
+   * at least one. False: some are left for the next call.
+   */
+  appendNew(s: SessionState, deadline = Infinity): boolean {
     const frag = document.createDocumentFragment();
     for (; this.rendered < s.timeline.length; this.rendered++) {
+      if (frag.childNodes.length > 0 && performance.now() > deadline) break;
       const item = s.timeline[this.rendered]!;
       const el = this.create(item);
       this.els.set(item.id, el);
@@ -58,15 +69,16 @@ export class Timeline {
       frag.append(el);
     }
     this.root.append(frag);
+    return this.rendered >= s.timeline.length;
   }
 
-  /** Re-render one message item or card (cards are keyed by toolCallId). */
+  /** Re-render one message item or card (cards are keyed by toolCallId), unless drawn in this frame already. */
   refresh(s: SessionState, id: string): void {
     const el = this.els.get(id);
     if (!el) return;
     const card = s.cards[id];
     const item = card ? ({ type: "tool", id } as const) : s.timeline.find((t) => t.id === id);
-    if (item) this.fill(el, s, item);
+    if (item && !this.drawn.has(id)) this.fill(el, s, item);
     // The parent's fold counts its calls' states: a call that changed may change that line.
     const parent = card?.parentId ? s.cards[card.parentId] : undefined;
     const parentEl = parent ? this.els.get(parent.toolCallId) : undefined;
@@ -123,6 +135,7 @@ export class Timeline {
   }
 
   private fill(el: HTMLElement, s: SessionState, item: TimelineItem): void {
+    this.drawn.add(item.id);
     switch (item.type) {
       case "tool": {
         const card = s.cards[item.id];

@@ -1,7 +1,8 @@
 /**
  * Card rendering in the built webview (headless Chromium, real CSP): a bash card cancelled while its
  * command runs, as the bridge reports it (`status: failed` with `_meta.terminal_exit`), whether the exit
- * carries a signal, only a code, or neither. Screenshot: artifacts/shots/webview-exit-badges.png.
+ * carries a signal, only a code, or neither. Screenshot: artifacts/shots/webview-exit-badges.png. A long
+ * output: its newest lines, the rest on demand (webview-long-terminal.png).
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
@@ -63,6 +64,48 @@ describe("terminal cards in the webview", () => {
       assert.match((await card(id).locator(".term-out").textContent()) ?? "", /started/, id);
     }
     assert.deepEqual(view.cspErrors, []);
+  });
+});
+
+describe("a long terminal output in the webview", () => {
+  it("draws the newest lines, in the colour set before them, following the end; the earlier ones on demand", async () => {
+    // A page of its own: the other tests here count the cards of theirs.
+    const own = await openWebview(browser, "long-output");
+    const { page } = own;
+    const output = (data: string) => update({ sessionUpdate: "tool_call_update", toolCallId: "long", _meta: { terminal_output: { terminal_id: "long", data } } });
+    const lines = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => `line ${from + i}\n`).join("");
+    await postEvents(page, [
+      update({ sessionUpdate: "tool_call", toolCallId: "long", title: "seq 2000", kind: "execute", status: "in_progress", content: [{ type: "terminal", terminalId: "long" }], _meta: { terminal_info: { terminal_id: "long" } } }),
+      output(`\x1b[36m${lines(0, 700)}`),
+      output(lines(700, 1400)),
+      output(`${lines(1400, 2000)}progress 10%`),
+      output("\rprogress 99%"),
+    ]);
+    const out = page.locator("#card-long .term-out");
+    await out.getByText("progress 99%").waitFor({ timeout: 10_000 });
+    const text = (await out.textContent()) ?? "";
+    const shown = text.match(/line \d+/g) ?? [];
+    assert.ok(shown.length >= 500 && shown.length < 600, `the newest lines only (${shown.length})`);
+    assert.equal(shown.at(-1), "line 1999");
+    assert.doesNotMatch(text, /progress 10%/, "the progress line shows as it stands");
+    assert.match(text, /1,\d{3} earlier lines not shown/);
+    // The colour set in the first piece of output still holds for the last line.
+    assert.equal(((await out.locator(".ansi-fg-cyan").last().textContent()) ?? "").includes("progress 99%"), true);
+    const atBottom = () => out.evaluate((el) => el.scrollTop + el.clientHeight >= el.scrollHeight - 4);
+    assert.equal(await atBottom(), true, "follows the newest output");
+    await out.getByRole("button", { name: "Show more" }).click();
+    await out.getByText("line 0", { exact: false }).first().waitFor({ timeout: 10_000 });
+    assert.equal(((await out.textContent()) ?? "").match(/line \d+/g)?.length, 2000, "every line, on demand");
+    // Scrolled up by the user, it stays where it was while output goes on.
+    await out.evaluate((el) => (el.scrollTop = 0));
+    await page.waitForTimeout(100);
+    await postEvents(page, [output("\nmore\n")]);
+    await out.getByText("more", { exact: false }).first().waitFor({ timeout: 10_000 });
+    await page.waitForTimeout(100);
+    assert.equal(await out.evaluate((el) => el.scrollTop), 0);
+    await page.locator("#card-long").screenshot({ path: shot("webview-long-terminal") });
+    assert.deepEqual(own.cspErrors, []);
+    await own.close();
   });
 });
 

@@ -104,6 +104,18 @@ describe("session reducer: terminals", () => {
     expect(cardTerminalIds(s.cards.t1!)).toEqual(["t1"]);
   });
 
+  it("streams output into the terminal without touching its card (no redraw of the card per chunk)", () => {
+    const s = stateAfter(start);
+    const output = toolUpdate("t1", { _meta: { terminal_output: { terminal_id: "t1", data: "a\n" } } });
+    expect(applyEvent(s, output)).toEqual({ terminals: ["t1"] });
+    expect(s.terminals.t1!.output).toBe("a\n");
+    // Anything else the update carries is the card's: it is redrawn.
+    expect(applyEvent(s, toolUpdate("t1", { status: "completed", _meta: { terminal_output: { terminal_id: "t1", data: "b\n" } } }))).toEqual({ cards: ["t1"], terminals: ["t1"] });
+    expect(applyEvent(s, toolUpdate("t1", { _meta: { acpBridge: { note: "Allowed by your rule" }, terminal_output: { terminal_id: "t1", data: "c\n" } } }))).toEqual({ cards: ["t1"], terminals: ["t1"] });
+    expect(s.cards.t1).toMatchObject({ status: "completed", note: "Allowed by your rule" });
+    expect(s.terminals.t1!.output).toBe("a\nb\nc\n");
+  });
+
   it("records terminal_exit and the final status, output applied first", () => {
     const s = stateAfter(start, toolUpdate("t1", { status: "failed", _meta: { terminal_output: { terminal_id: "t1", data: "boom" }, terminal_exit: { terminal_id: "t1", exit_code: 2, signal: null } } }));
     expect(s.terminals.t1).toMatchObject({ output: "boom", exit: { exitCode: 2, signal: null } });
