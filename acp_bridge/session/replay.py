@@ -25,8 +25,10 @@ unfinished).
 
 from __future__ import annotations
 
+import gc
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, assert_never
 
@@ -123,9 +125,10 @@ def replay(
     (the log has them in the order they settled), then the contexts they deferred; a call that never
     settled is answered (and its card closed) where its step ends."""
     player = _Player(host, keeps)
-    for raw in events:
-        player.feed(raw)
-    player.end_step()
+    with _collection_paused():
+        for raw in events:
+            player.feed(raw)
+        player.end_step()
     player.subagents.close()
     return Replayed(
         player.prompts,
@@ -317,10 +320,14 @@ class _Player:
 
     def answered(self, answer: SettledAnswer) -> None:
         """Keep a call's answer for the end of its step."""
+        content = answer.content
+        if len(content) == 1 and type(content[0]) is TextBlock:  # the usual answer: one text, no image
+            text, images = content[0].text, ()
+        else:
+            text, images = content_text(content), result_images(answer.name, content)
         self.step.results[answer.call_id] = ToolResultMessage(
-            answer.call_id, answer.name, content_text(answer.content), answer.is_error,
-            result_images(answer.name, answer.content),
-        )  # fmt: skip
+            answer.call_id, answer.name, text, answer.is_error, images
+        )
 
     def code_dispatched(self, event: CodeDispatched) -> None:
         """A nested call of a replayed program: its card, started and completed as live (under the
@@ -412,6 +419,23 @@ class _Player:
         presentable = Presentable.of(self.host.scope, asked.name, asked.arguments)
         view = presentable.call_view() if presentable is not None else None
         return _Asked(asked.name, asked.arguments, view, presentable)
+
+
+@contextmanager
+def _collection_paused() -> Iterator[None]:
+    """The cyclic garbage collector held off while a log is replayed. A long replay allocates a few
+    containers per event that all stay alive (the history, the cards on their way out), so each of the
+    collections it would trigger finds nothing to free, yet walks every young object, and now and then
+    the whole heap: over a tenth of a 5,000-call `session/load` (`benchmarks/history_bench.py`). Nothing
+    here is reference-counted away late: collection simply resumes afterwards."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _every_call(_call_id: str) -> bool:
