@@ -320,14 +320,13 @@ class _Player:
 
     def answered(self, answer: SettledAnswer) -> None:
         """Keep a call's answer for the end of its step."""
-        content = answer.content
+        content, call_id, name = answer.content, answer.call_id, answer.name
         if len(content) == 1 and type(content[0]) is TextBlock:  # the usual answer: one text, no image
-            text, images = content[0].text, ()
+            message = ToolResultMessage(call_id, name, content[0].text, answer.is_error)
         else:
-            text, images = content_text(content), result_images(answer.name, content)
-        self.step.results[answer.call_id] = ToolResultMessage(
-            answer.call_id, answer.name, text, answer.is_error, images
-        )
+            images = result_images(name, content)
+            message = ToolResultMessage(call_id, name, content_text(content), answer.is_error, images)
+        self.step.results[call_id] = message
 
     def code_dispatched(self, event: CodeDispatched) -> None:
         """A nested call of a replayed program: its card, started and completed as live (under the
@@ -423,11 +422,11 @@ class _Player:
 
 @contextmanager
 def _collection_paused() -> Iterator[None]:
-    """The cyclic garbage collector held off while a log is replayed. A long replay allocates a few
-    containers per event that all stay alive (the history, the cards on their way out), so each of the
-    collections it would trigger finds nothing to free, yet walks every young object, and now and then
-    the whole heap: over a tenth of a 5,000-call `session/load` (`benchmarks/history_bench.py`). Nothing
-    here is reference-counted away late: collection simply resumes afterwards."""
+    """The cyclic garbage collector held off while a log is replayed: what a replay allocates (the
+    history, the cards on their way out) stays alive, so the collections it would trigger free nothing,
+    yet each walks the young objects and, now and then, the whole heap; over a tenth of a 5,000-call
+    `session/load` (`benchmarks/history_bench.py`). The collector is left as it was found, also when the
+    replay raises."""
     if not gc.isenabled():
         yield
         return
