@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from registry_core import ContentText, GenericResultView, ToolResult, content_text
+from registry_core import ContentText, FrozenDict, GenericResultView, ToolResult, content_text
 
 from .paths import display_path, resolve
 
@@ -39,7 +39,9 @@ def call_paths(path: str, cwd: str | None) -> tuple[str, str]:
 
 def meta_field(meta: Any, key: str, kind: type[T]) -> T | None:
     """`meta[key]` when meta is a mapping and the value has the expected type, else None."""
-    if not isinstance(meta, Mapping):
+    # The usual meta (a snapshot) first: the ABC check costs more than the rest, and a result card asks
+    # for several fields.
+    if type(meta) is not FrozenDict and not isinstance(meta, Mapping):
         return None
     value = meta.get(key)
     if kind is int and isinstance(value, bool):

@@ -236,26 +236,21 @@ def _events(path: Path, data: bytes, plain: bool) -> Iterator[dict[str, Any]]:
     """The JSON objects of `data`'s lines, in order; a line that is no JSON (a torn last line) is skipped.
     Lines end at line feeds only: `splitlines` also splits at U+2028 and U+0085, which the encoder leaves
     unescaped inside strings (a file's text), and would cut such an event in two."""
-    start, number, size, find, loads = 0, 0, len(data), data.find, orjson.loads
-    while start < size:
-        end = find(b"\n", start)
+    start, number = 0, 0
+    while start < len(data):
+        end = data.find(b"\n", start)
         if end < 0:
-            end = size
+            end = len(data)
         line, start = data[start:end], end + 1
         number += 1
+        if not line or line.isspace():
+            continue
         try:
-            # Inline for the usual line (this loop runs once per event of a long log); any other goes
-            # through `_loads`, which decides as ever.
-            event = loads(line) if plain else _loads(line)
+            event = _loads(line, plain)
         except ValueError:
-            if not line or line.isspace():
-                continue
-            try:
-                event = _loads(line)
-            except ValueError:
-                log.warning("%s:%d is not a JSON line; skipped", path, number)
-                continue
-        if type(event) is dict:
+            log.warning("%s:%d is not a JSON line; skipped", path, number)
+            continue
+        if isinstance(event, dict):
             yield event
 
 

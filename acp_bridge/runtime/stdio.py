@@ -46,10 +46,11 @@ _LOW_WATER = 1024 * 1024
 # the pipe's capacity, so it goes straight into the pipe (asyncio writes directly while its own buffer is
 # empty) and the client can read it while the burst goes on.
 _FLUSH_AT = 64 * 1024
-# The output pipe's capacity asked for (Linux `F_SETPIPE_SZ`; 1 MiB is the unprivileged maximum by
-# default): the default 64 KiB fills after a chunk or two whenever the client falls briefly behind, and
-# then the rest of a burst waits in our buffer until the burst ends.
-_PIPE_SIZE = 1024 * 1024
+# The output pipe's capacity asked for (Linux `F_SETPIPE_SZ`): the default 64 KiB fills after a chunk
+# whenever the client falls briefly behind, and then the rest of a burst waits in our buffer until the
+# burst ends. Four chunks, not the 1 MiB allowed: every page counts against the user's pipe quota
+# (`pipe-user-pages-soft`), past which each new pipe of theirs gets a single page.
+_PIPE_SIZE = 256 * 1024
 
 
 # What runs before any frame leaves the process: the session store's `flush`, installed by the core's
@@ -102,13 +103,15 @@ def encode_frame(message: Mapping[str, Any]) -> bytes:
 
 
 def _enlarge_pipe(fd: int) -> None:
-    """Ask for a larger pipe behind `fd` (see `_PIPE_SIZE`); best effort: only Linux has it, and a user
-    over its pipe quota keeps the default."""
+    """Ask for a larger pipe behind `fd` (see `_PIPE_SIZE`), never a smaller one; best effort: only Linux
+    has it (hence the import here), and a user over its pipe quota keeps the default."""
     try:
         import fcntl
 
-        set_size = getattr(fcntl, "F_SETPIPE_SZ", None)
-        if set_size is not None and stat.S_ISFIFO(os.fstat(fd).st_mode):
+        get_size, set_size = getattr(fcntl, "F_GETPIPE_SZ", None), getattr(fcntl, "F_SETPIPE_SZ", None)
+        if get_size is None or set_size is None or not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return
+        if fcntl.fcntl(fd, get_size) < _PIPE_SIZE:
             fcntl.fcntl(fd, set_size, _PIPE_SIZE)
     except OSError as exc:
         log.debug("output pipe keeps its size: %s", exc)
