@@ -422,10 +422,11 @@ class _Player:
 
 @contextmanager
 def _collection_paused() -> Iterator[None]:
-    """The cyclic garbage collector held off while a log is replayed: what a replay allocates (the
-    history, the cards on their way out) stays alive, so the collections it would trigger free nothing,
-    yet each walks the young objects and, now and then, the whole heap; over a tenth of a 5,000-call
-    `session/load` (`benchmarks/history_bench.py`). The collector is left as it was found, also when the
+    """The cyclic garbage collector held off while a log is replayed. What a replay keeps (the rebuilt
+    history, the calls asked so far) stays alive and the rest is freed by reference counting, so the
+    collections its allocations would trigger free nothing, yet each walks the young objects and, now
+    and then, the whole heap: a tenth of the CPU of a 5,000-call `session/load` or `session/resume`
+    (`benchmarks/history_bench.py`'s session). The collector is left as it was found, also when the
     replay raises."""
     if not gc.isenabled():
         yield
