@@ -320,7 +320,7 @@ def read_tool(*, cwd: str | None = None) -> ToolDefinition:
         total = meta_field(result.meta, "total_lines", int)
         if result.is_error or path is None or lines is None or offset is None or total is None:
             return failure_card(f"Read {display or call_paths(args.file_path, cwd)[0]}", result)
-        texts = [str(line) for line in lines]
+        texts = lines if set(map(type, lines)) <= {str} else [str(line) for line in lines]
         last = offset + len(texts) - 1
         partial = bool(texts) and (offset > 1 or last < total)
         return ReadResultView(

@@ -236,7 +236,7 @@ class SettledAnswer:
     def from_json(raw: Mapping[str, Any]) -> SettledAnswer:
         if raw.get("type") != CallSettled.KIND:
             raise ValueError("not a tool/result event")
-        content = tuple(content_from_json(b) for b in raw.get("content", ()))
+        content = tuple([content_from_json(b) for b in raw.get("content", ())])
         return SettledAnswer(str(raw["callId"]), str(raw["name"]), content, bool(raw.get("isError")))
 
 

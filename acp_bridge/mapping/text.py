@@ -97,10 +97,13 @@ def literal(text: str) -> str:
 
 def one_line(text: str, limit: int = MAX_TITLE_CHARS) -> tuple[str, bool]:
     """A single-line title and whether it lost information (several lines, or cut)."""
-    lines = [line.strip() for line in re.split(r"\r\n|\r|\n", text.strip())]
-    lines = [line for line in lines if line]
-    one = " ↵ ".join(lines)
-    lossy = len(lines) > 1
+    if "\n" in text or "\r" in text:
+        lines = [line.strip() for line in re.split(r"\r\n|\r|\n", text.strip())]
+        lines = [line for line in lines if line]
+        one = " ↵ ".join(lines)
+        lossy = len(lines) > 1
+    else:  # the usual title: one line already (every call card asks, live and replayed)
+        one, lossy = text.strip(), False
     if len(one) > limit:
         one = one[: limit - 1].rstrip() + "…"
         lossy = True

@@ -7,7 +7,9 @@ import included) and hands the descriptors to its server.
 
 `FrameWriter` is the one writer of the output descriptor: frames leave in the order `send` (a JSON
 message, newline-terminated) or `send_bytes` (a frame the face encoded itself, such as LSP's
-Content-Length framing) was called; a full pipe never blocks the event loop. Before any frame is
+Content-Length framing) was called; a full pipe never blocks the event loop. A long burst (a
+`session/load` replaying thousands of cards in one go) leaves in chunks as it is produced, so the client
+reads and parses it while the rest is made, instead of after. Before any frame is
 written, the process's output barrier runs (`set_output_barrier`: the session log's queued lines go to
 disk first, so a client is never told about an event its log could still lose). `LineReader` reads
 newline-terminated frames of up to `max_line` bytes (default 64 MiB); a longer one is discarded and
@@ -40,6 +42,15 @@ READ_CHUNK = 256 * 1024
 # Above this many queued bytes `drain()` waits for the client to read (the transport's high-water mark).
 _HIGH_WATER = 4 * 1024 * 1024
 _LOW_WATER = 1024 * 1024
+# A batch this large is written at once rather than at the end of its event-loop iteration: well under
+# the pipe's capacity, so it goes straight into the pipe (asyncio writes directly while its own buffer is
+# empty) and the client can read it while the burst goes on.
+_FLUSH_AT = 64 * 1024
+# The output pipe's capacity asked for (Linux `F_SETPIPE_SZ`): the default 64 KiB fills after a chunk
+# whenever the client falls briefly behind, and then the rest of a burst waits in our buffer until the
+# burst ends. Four chunks, not the 1 MiB allowed: every page counts against the user's pipe quota
+# (`pipe-user-pages-soft`), past which each new pipe of theirs gets a single page.
+_PIPE_SIZE = 256 * 1024
 
 
 # What runs before any frame leaves the process: the session store's `flush`, installed by the core's
@@ -91,6 +102,21 @@ def encode_frame(message: Mapping[str, Any]) -> bytes:
     return dumps(message) + b"\n"
 
 
+def _enlarge_pipe(fd: int) -> None:
+    """Ask for a larger pipe behind `fd` (see `_PIPE_SIZE`), never a smaller one; best effort: only Linux
+    has it (hence the import here), and a user over its pipe quota keeps the default."""
+    try:
+        import fcntl
+
+        get_size, set_size = getattr(fcntl, "F_GETPIPE_SZ", None), getattr(fcntl, "F_SETPIPE_SZ", None)
+        if get_size is None or set_size is None or not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return
+        if fcntl.fcntl(fd, get_size) < _PIPE_SIZE:
+            fcntl.fcntl(fd, set_size, _PIPE_SIZE)
+    except OSError as exc:
+        log.debug("output pipe keeps its size: %s", exc)
+
+
 class _WriteProtocol(asyncio.BaseProtocol):
     def __init__(self, on_lost: Callable[[], None]) -> None:
         self.paused = False
@@ -132,7 +158,8 @@ class FrameWriter:
     """The one writer of the output fd. `send` is synchronous; frames leave in call order.
 
     Frames sent within one event-loop iteration are written together (one system call instead of one
-    per frame: a step of 200 calls produces 400 updates in a burst), at the end of that iteration.
+    per frame: a step of 200 calls produces 400 updates in a burst), at the end of that iteration, or
+    as soon as `_FLUSH_AT` bytes are waiting (a burst of megabytes reaches the client as it is made).
     `on_lost` is called once when the output closes under us (EPIPE: nobody reads our frames any more).
     """
 
@@ -143,6 +170,7 @@ class FrameWriter:
         self._closed = False
         self._batch: list[bytes] = []
         self._batch_size = 0
+        self._flush_scheduled = False
         self.on_lost: Callable[[], None] | None = None
 
     async def start(self) -> None:
@@ -157,6 +185,7 @@ class FrameWriter:
             log.debug("output fd %d is not a pipe; writing synchronously", self._fd)
             return
         transport.set_write_buffer_limits(high=_HIGH_WATER, low=_LOW_WATER)
+        _enlarge_pipe(self._fd)
         self._transport = transport
         self._protocol = protocol
 
@@ -178,12 +207,16 @@ class FrameWriter:
         if self._transport is None:
             self._write_sync(data)
             return
-        if not self._batch:
-            asyncio.get_running_loop().call_soon(self._flush)
         self._batch.append(data)
         self._batch_size += len(data)
+        if self._batch_size >= _FLUSH_AT:
+            self._flush()
+        elif not self._flush_scheduled:
+            asyncio.get_running_loop().call_soon(self._flush)
+            self._flush_scheduled = True
 
     def _flush(self) -> None:
+        self._flush_scheduled = False
         if not self._batch:
             return
         data = b"".join(self._batch)

@@ -25,8 +25,10 @@ unfinished).
 
 from __future__ import annotations
 
+import gc
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, assert_never
 
@@ -123,9 +125,10 @@ def replay(
     (the log has them in the order they settled), then the contexts they deferred; a call that never
     settled is answered (and its card closed) where its step ends."""
     player = _Player(host, keeps)
-    for raw in events:
-        player.feed(raw)
-    player.end_step()
+    with _collection_paused():
+        for raw in events:
+            player.feed(raw)
+        player.end_step()
     player.subagents.close()
     return Replayed(
         player.prompts,
@@ -317,10 +320,13 @@ class _Player:
 
     def answered(self, answer: SettledAnswer) -> None:
         """Keep a call's answer for the end of its step."""
-        self.step.results[answer.call_id] = ToolResultMessage(
-            answer.call_id, answer.name, content_text(answer.content), answer.is_error,
-            result_images(answer.name, answer.content),
-        )  # fmt: skip
+        content, call_id, name = answer.content, answer.call_id, answer.name
+        if len(content) == 1 and type(content[0]) is TextBlock:  # the usual answer: one text, no image
+            message = ToolResultMessage(call_id, name, content[0].text, answer.is_error)
+        else:
+            images = result_images(name, content)
+            message = ToolResultMessage(call_id, name, content_text(content), answer.is_error, images)
+        self.step.results[call_id] = message
 
     def code_dispatched(self, event: CodeDispatched) -> None:
         """A nested call of a replayed program: its card, started and completed as live (under the
@@ -412,6 +418,24 @@ class _Player:
         presentable = Presentable.of(self.host.scope, asked.name, asked.arguments)
         view = presentable.call_view() if presentable is not None else None
         return _Asked(asked.name, asked.arguments, view, presentable)
+
+
+@contextmanager
+def _collection_paused() -> Iterator[None]:
+    """The cyclic garbage collector held off while a log is replayed. What a replay keeps (the rebuilt
+    history, the calls asked so far) stays alive and the rest is freed by reference counting, so the
+    collections its allocations would trigger free nothing, yet each walks the young objects and, now
+    and then, the whole heap: a tenth of the CPU of a 5,000-call `session/load` or `session/resume`
+    (`benchmarks/history_bench.py`'s session). The collector is left as it was found, also when the
+    replay raises."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _every_call(_call_id: str) -> bool:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -192,6 +193,40 @@ def test_a_resume_rebuilds_what_a_load_does_and_sends_none_of_the_conversation(
     kinds = {u["sessionUpdate"] for _, u in resumed.channel.updates}  # type: ignore[attr-defined]
     assert not kinds & {"user_message_chunk", "agent_message_chunk", "tool_call", "tool_call_update", "plan"}
     assert sum("unreadable" in r.getMessage() for r in caplog.records) == 2  # once each way
+
+
+@pytest.mark.parametrize("enabled_before", [True, False])
+def test_a_replay_holds_off_the_cyclic_collector_and_leaves_it_as_it_found_it(enabled_before: bool) -> None:
+    """replay.py: no collection runs while a long log is replayed (each would walk every object the replay
+    keeps alive), and the collector is back as it was afterwards, also when the replay raised."""
+    events = [json.loads(line) for line in _stored_lines()[1:]]
+    header = json.loads(_stored_lines()[0])
+    # (Not the agent's words: the notes on what was restored follow the replay.)
+    conversation = {"user_message_chunk", "tool_call", "tool_call_update", "plan"}
+    while_replayed: list[bool] = []  # whether the collector was on, for each card the replay sent
+
+    def sent(_session: str, update: dict[str, Any]) -> None:
+        if update["sessionUpdate"] in conversation:
+            while_replayed.append(gc.isenabled())
+
+    channel = FakeChannel(on_update=sent)
+    manager = SessionManager(channel, ScriptedBackend(parse_script({"turns": []})), _tools(), _config())
+    was_enabled = gc.isenabled()
+    try:
+        (gc.enable if enabled_before else gc.disable)()
+        manager.reopen("load", SESSION_ID, FIXTURE_CWD, (header, events))
+        assert gc.isenabled() is enabled_before
+
+        def failing() -> Iterator[dict[str, Any]]:
+            yield from events[:3]
+            raise OSError("the disk went away")
+
+        with pytest.raises(OSError):
+            manager.reopen("load", SESSION_ID, FIXTURE_CWD, (header, failing()))
+        assert gc.isenabled() is enabled_before
+    finally:
+        (gc.enable if was_enabled else gc.disable)()
+    assert len(while_replayed) > 3 and not any(while_replayed)
 
 
 def test_unknown_types_and_fields_are_passed_over_and_an_unreadable_event_is_skipped(

@@ -1,10 +1,12 @@
 """acp_bridge.runtime.stdio: input the event loop cannot watch (a regular file, /dev/null) is still read to
 its end, in process and for both faces as real subprocesses (`acp-bridge serve < /dev/null` ends as at
-EOF)."""
+EOF); a long burst of frames reaches the reader while it is being made, in order."""
 
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import json
 import os
 import subprocess
 import sys
@@ -13,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from acp_bridge.runtime.stdio import LineReader, watchable
+from acp_bridge.runtime.stdio import FrameWriter, LineReader, watchable
 from tests.support.bridge_harness import REPO
+from tests.support.eventually import eventually
 
 
 @pytest.fixture
@@ -77,3 +80,35 @@ def test_a_face_with_stdin_from_dev_null_ends_as_at_eof(face: str, tmp_path: Pat
     assert done.returncode == 0, done.stderr.decode()
     assert done.stdout == b""
     assert b"Traceback" not in done.stderr, done.stderr.decode()
+
+
+async def test_a_long_burst_reaches_the_reader_while_it_is_made() -> None:
+    # A `session/load` sends thousands of frames without yielding to the event loop: they must not all
+    # wait for the end of that iteration, so the client parses the first ones while the rest are made.
+    read_end, write_end = os.pipe()
+    os.set_blocking(read_end, False)
+    writer = FrameWriter(write_end)
+    received = bytearray()
+
+    def read_some() -> bool:
+        try:
+            received.extend(os.read(read_end, 1 << 20))
+        except BlockingIOError:
+            pass
+        return received.endswith(b'"n":299}}\n')
+
+    try:
+        await writer.start()
+        if hasattr(fcntl, "F_GETPIPE_SZ"):  # Linux: room for the client to fall behind for a while
+            assert fcntl.fcntl(write_end, fcntl.F_GETPIPE_SZ) >= 256 * 1024
+        for n in range(300):  # ~300 KB in one iteration
+            writer.send({"jsonrpc": "2.0", "method": "update", "params": {"text": "x" * 1000, "n": n}})
+            read_some()
+        assert received  # before the iteration ended
+        await eventually(read_some, what="the whole burst")
+    finally:
+        writer.close()
+        os.close(write_end)
+        os.close(read_end)
+    frames = [json.loads(line) for line in received.splitlines()]
+    assert [frame["params"]["n"] for frame in frames] == list(range(300))
