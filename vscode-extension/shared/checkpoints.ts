@@ -11,13 +11,9 @@
  * conflicts: [{path, reason}]}`; "conflict" means a file was changed since by someone other than the agent
  * and nothing was written (the client may ask again with `force: true`).
  */
-import type { RestoredFile, RestoreView, SessionState, TimelineItem, ToolCard } from "./state";
+import type { RestoreOutcome, RestoreView, SessionState, TimelineItem, ToolCard } from "./state";
 
-export interface RestoreResult {
-  status: string;
-  restored: RestoredFile[];
-  conflicts: Array<{ path: string; reason: string }>;
-}
+export type RestoreResult = Pick<RestoreOutcome, "status" | "restored" | "conflicts">;
 
 /** The agent's number for a prompt's turn (`_meta.acpBridge.turn` of its answer, or of a replayed message's first chunk). */
 export function turnOf(meta: unknown): { turn?: number } {

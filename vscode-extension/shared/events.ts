@@ -11,7 +11,7 @@ import type {
   SessionUpdate,
   ToolCallUpdate,
 } from "./acp";
-import type { AgentView, AuthView, ConnectionStatus, FailureView, RestoredFile, SessionState } from "./state";
+import type { AgentView, AuthView, ConnectionStatus, FailureView, RestoreOutcome, SessionState } from "./state";
 
 export type SessionEvent =
   | { type: "connection"; status: ConnectionStatus; agentName: string; error?: string; failure?: FailureView }
@@ -53,16 +53,7 @@ export type SessionEvent =
    * Files put back from the agent's checkpoints: to before `turn`, or `path` of `toolCallId`. `status` is
    * the agent's (`restored`, `nothing`, `conflict`), or `failed` with `error`.
    */
-  | {
-      type: "restored";
-      turn?: number;
-      toolCallId?: string;
-      path?: string;
-      status: string;
-      restored: RestoredFile[];
-      conflicts: Array<{ path: string; reason: string }>;
-      error?: string;
-    }
+  | ({ type: "restored" } & RestoreOutcome)
   | { type: "editUndone"; toolCallId: string }
   | { type: "undoFailed"; toolCallId: string; reason: string }
   | { type: "terminalStarted"; terminalId: string; command: string; cwd?: string }

@@ -65,9 +65,13 @@ export interface RestoredFile {
  * What restoring files from the agent's checkpoints did, one timeline entry each: to before a turn
  * (`turn`), or one file of one card (`toolCallId` and `path`).
  */
-export interface RestoreView {
+export interface RestoreView extends RestoreOutcome {
   type: "restore";
   id: string;
+}
+
+/** What a restore reports: to before `turn`, or `path` of `toolCallId`; the event and the entry share it. */
+export interface RestoreOutcome {
   turn?: number;
   toolCallId?: string;
   path?: string;
