@@ -327,7 +327,7 @@ def read_tool(*, cwd: str | None = None) -> ToolDefinition:
             title=f"Read {display}" + (f" ({offset} - {last})" if partial else ""),
             path=path,
             offset=offset,
-            lines=tuple([ReadFileLine(number=offset + k, text=t) for k, t in enumerate(texts)]),
+            lines=ReadFileLine.window(offset, texts),
             total_lines=total,
             lang=meta_field(result.meta, "lang", str),
             content="\n".join(texts),

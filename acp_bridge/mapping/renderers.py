@@ -247,10 +247,12 @@ def _read_text(view: ReadResultView) -> str:
         if view.total_lines == 0:
             return "(empty file)"
         return f"(no lines from line {view.offset}: the file has {view.total_lines} lines)"
-    width = len(str(view.lines[-1].number))
-    body = "\n".join([f"{str(line.number).rjust(width)} │ {line.text}" for line in view.lines])
-    text = fence(body, view.lang or "")
     first, last = view.lines[0].number, view.lines[-1].number
+    width = len(str(last))
+    # The lines unpacked as the (number, text) pairs they are: no attribute lookup per line (a replayed
+    # session draws every read again).
+    body = "\n".join([f"{str(number).rjust(width)} │ {line_text}" for number, line_text in view.lines])
+    text = fence(body, view.lang or "")
     if view.truncated or first > 1 or last < view.total_lines:
         text += f"\n\nLines {first}–{last} of {view.total_lines}" + (" (truncated)" if view.truncated else "")
     return text

@@ -836,6 +836,21 @@ def test_read_result() -> None:
             ),
             "```\n1 │ hi\n```\n\nLines 1–1 of 1 (truncated)",
         ),
+        (  # a partial window across a digit boundary: the numbers aligned to the last one's width
+            ReadResultView(
+                path="a.py", offset=8, lines=ReadFileLine.window(8, ["a", "", "{x}", "d"]), total_lines=99
+            ),
+            "```\n 8 │ a\n 9 │ \n10 │ {x}\n11 │ d\n```\n\nLines 8–11 of 99",
+        ),
+        (  # lines built from mappings, as a presenter returning a plain mapping gives them
+            ReadResultView(
+                path="a.py",
+                offset=99,
+                lines=[{"number": 99, "text": "y"}, {"number": 100, "text": "z"}],  # type: ignore[list-item]
+                total_lines=100,
+            ),
+            "```\n 99 │ y\n100 │ z\n```\n\nLines 99–100 of 100",
+        ),
     ],
 )
 def test_read_shapes(view: ReadResultView, expected: str) -> None:
