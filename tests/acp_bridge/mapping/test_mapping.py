@@ -804,6 +804,20 @@ def test_read_result() -> None:
     assert_wire_update(update)
 
 
+def test_read_windows_anywhere_in_a_file_number_their_lines_alike() -> None:
+    """Numbers are aligned to the last line's width, however the prefixes are made (kept per width up
+    to a bound, grown as later windows reach further, formatted per line past it), in any order."""
+    starts = [8, 1, 95, 9_990, 9_998, 3, 99_999, 1]
+    for first in starts:
+        view = ReadResultView(
+            path="a.py", offset=first, lines=ReadFileLine.window(first, ["a", "b", "c"]), total_lines=10**6
+        )
+        update = only(tool_call_completed(PLAIN, "c1", "read", {}, None, ok(), view))
+        width = len(str(first + 2))
+        rows = [f"{str(first + k).rjust(width)} │ {t}" for k, t in enumerate("abc")]
+        assert texts(update).split("\n")[1:4] == rows, first
+
+
 @pytest.mark.parametrize(
     ("view", "expected"),
     [
