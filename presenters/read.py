@@ -18,8 +18,8 @@ Must not: load a large file whole, or return undecodable bytes to the model.
 from __future__ import annotations
 
 import base64
+import io
 import os
-import stat
 import threading
 from collections.abc import Mapping
 from typing import Literal
@@ -114,13 +114,24 @@ def _window_of_text(text: str, first: int, limit: int) -> tuple[list[str], int, 
     return out, len(raw), cut
 
 
+def _open(path: str, display: str, landing: Landing) -> tuple[io.BufferedReader, os.stat_result]:
+    try:
+        return open_regular(path, display, landing)  # /dev/zero or a FIFO would never end: refused
+    except OSError as exc:
+        raise os_error(exc, display, "read") from None
+
+
 def _read_disk(
     path: str, display: str, first: int, limit: int, landing: Landing, stop: threading.Event
 ) -> tuple[list[str], int, int]:
-    try:
-        f, info = open_regular(path, display, landing)  # /dev/zero or a FIFO would never end: refused
-    except OSError as exc:
-        raise os_error(exc, display, "read") from None
+    f, info = _open(path, display, landing)
+    return _read_opened(f, info, display, first, limit, stop)
+
+
+def _read_opened(
+    f: io.BufferedReader, info: os.stat_result, display: str, first: int, limit: int, stop: threading.Event
+) -> tuple[list[str], int, int]:
+    """The window of the file opened as `f` (closed on return)."""
     with f:
         head = f.read(SNIFF_BYTES)
         encoding, bom = detect_encoding(head[:4])
@@ -215,11 +226,15 @@ async def _execute(args: ReadArgs, ctx: ToolRunContext) -> ReadValue:
         lines, total, cut = _window_of_text(editor.text, first, limit)
     else:
         try:
-            if _small_regular_file(path):
-                # Inline: a thread hop costs more than reading a small file (measured ~300 us vs ~30 us
-                # per call in benchmarks/bridge_bench.py's 200-read turn); big files go to a worker thread.
-                lines, total, cut = _read_disk(path, display, first, limit, landing, _NEVER_STOPPED)
+            # Opened on the loop (no blocking open: O_NONBLOCK, and the stat it replaces was on the loop
+            # too), and a small file read inline: a thread hop costs more than reading it (measured ~300 us
+            # vs ~30 us per call in benchmarks/bridge_bench.py's 200-read turn). A big file is read by a
+            # worker thread, which opens it again.
+            f, info = _open(path, display, landing)
+            if info.st_size <= INLINE_MAX_BYTES:
+                lines, total, cut = _read_opened(f, info, display, first, limit, _NEVER_STOPPED)
             else:
+                f.close()
                 lines, total, cut = await run_blocking(
                     lambda stop: _read_disk(path, display, first, limit, landing, stop)
                 )
@@ -354,11 +369,3 @@ def read_tool(*, cwd: str | None = None) -> ToolDefinition:
         present_result=present_result,
         preview_call=preview_call,
     )
-
-
-def _small_regular_file(path: str) -> bool:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return False  # the worker path reports the precise error
-    return stat.S_ISREG(info.st_mode) and info.st_size <= INLINE_MAX_BYTES
