@@ -18,7 +18,6 @@ Must not: load a large file whole, or return undecodable bytes to the model.
 from __future__ import annotations
 
 import base64
-import io
 import os
 import threading
 from collections.abc import Mapping
@@ -48,7 +47,7 @@ from .cards import call_paths, failure_card, meta_display, meta_field
 from .disk import Landing
 from .file_errors import format_size, invalid_utf8, not_text, os_error, with_refusal
 from .fs_access import editor_read
-from .landing import landing_of, open_regular, pin_landing
+from .landing import landing_of, open_regular, open_regular_fd, pin_landing, read_to_end
 from .languages import language_of
 from .paths import display_path, resolve, session_cwd
 from .runtime import check, run_blocking
@@ -114,9 +113,9 @@ def _window_of_text(text: str, first: int, limit: int) -> tuple[list[str], int, 
     return out, len(raw), cut
 
 
-def _open(path: str, display: str, landing: Landing) -> tuple[io.BufferedReader, os.stat_result]:
+def _open_fd(path: str, display: str, landing: Landing) -> tuple[int, os.stat_result]:
     try:
-        return open_regular(path, display, landing)  # /dev/zero or a FIFO would never end: refused
+        return open_regular_fd(path, display, landing)  # /dev/zero or a FIFO would never end: refused
     except OSError as exc:
         raise os_error(exc, display, "read") from None
 
@@ -124,15 +123,8 @@ def _open(path: str, display: str, landing: Landing) -> tuple[io.BufferedReader,
 def _read_disk(
     path: str, display: str, first: int, limit: int, landing: Landing, stop: threading.Event
 ) -> tuple[list[str], int, int]:
-    f, info = _open(path, display, landing)
-    return _read_opened(f, info, display, first, limit, stop)
-
-
-def _read_opened(
-    f: io.BufferedReader, info: os.stat_result, display: str, first: int, limit: int, stop: threading.Event
-) -> tuple[list[str], int, int]:
-    """The window of the file opened as `f` (closed on return)."""
-    with f:
+    fd, info = _open_fd(path, display, landing)
+    with open(fd, "rb") as f:
         head = f.read(SNIFF_BYTES)
         encoding, bom = detect_encoding(head[:4])
         if encoding != "utf-8" or info.st_size <= WHOLE_FILE_LIMIT:
@@ -226,15 +218,21 @@ async def _execute(args: ReadArgs, ctx: ToolRunContext) -> ReadValue:
         lines, total, cut = _window_of_text(editor.text, first, limit)
     else:
         try:
-            # Opened on the loop (no blocking open: O_NONBLOCK, and the stat it replaces was on the loop
-            # too), and a small file read inline: a thread hop costs more than reading it (measured ~300 us
-            # vs ~30 us per call in benchmarks/bridge_bench.py's 200-read turn). A big file is read by a
-            # worker thread, which opens it again.
-            f, info = _open(path, display, landing)
+            # Opened on the loop (O_NONBLOCK: no open waits), once: its descriptor's size decides. A small
+            # file is read inline, a thread hop costing more than the read (measured ~300 us vs ~30 us per
+            # call in benchmarks/bridge_bench.py's 200-read turn), and whole, as `_read_disk` reads any file
+            # up to WHOLE_FILE_LIMIT, from the bare descriptor. A big file is read by a worker thread, which
+            # opens it again.
+            fd, info = _open_fd(path, display, landing)
             if info.st_size <= INLINE_MAX_BYTES:
-                lines, total, cut = _read_opened(f, info, display, first, limit, _NEVER_STOPPED)
+                try:
+                    data = read_to_end(fd, info.st_size)
+                finally:
+                    os.close(fd)
+                text, _, _ = decode(data, display)
+                lines, total, cut = _window_of_text(text, first, limit)
             else:
-                f.close()
+                os.close(fd)
                 lines, total, cut = await run_blocking(
                     lambda stop: _read_disk(path, display, first, limit, landing, stop)
                 )
