@@ -261,7 +261,10 @@ class ToolScope:
         return ToolScope(self.registry, (*self.restrictions, restriction), self._local)
 
     def _admits(self, name: str) -> bool:
-        return self.registry.is_transport(name) or all(r.admits(name) for r in self.restrictions)
+        restrictions = self.restrictions
+        if not restrictions:  # a session's own scope: every call resolves through here
+            return True
+        return self.registry.is_transport(name) or all(r.admits(name) for r in restrictions)
 
     def get(self, name: str) -> ToolDefinition | None:
         local = self._local.get(name)
