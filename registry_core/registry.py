@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 import itertools
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -218,8 +218,9 @@ class ToolRegistry:
 
     # --- execution -------------------------------------------------------------------------------
 
-    async def execute(self, call: ToolExecutionInput) -> ToolExecutionResult:
-        return await self._root.execute(call)
+    def execute(self, call: ToolExecutionInput) -> Coroutine[Any, Any, ToolExecutionResult]:
+        # The pipeline's own coroutine, not one more awaiting it: every call of a session passes here.
+        return self._root.execute(call)
 
     def execution_mode(self, name: str, arguments: Any) -> ExecutionMode:
         return self._root.execution_mode(name, arguments)
@@ -341,8 +342,9 @@ class ToolScope:
         except (NotJsonError, Exception):  # noqa: BLE001 - contained by contract
             return "exclusive"
 
-    async def execute(self, call: ToolExecutionInput) -> ToolExecutionResult:
-        return await run_pipeline(self, call)
+    def execute(self, call: ToolExecutionInput) -> Coroutine[Any, Any, ToolExecutionResult]:
+        # The pipeline's own coroutine, not one more awaiting it: every call of a step passes here.
+        return run_pipeline(self, call)
 
 
 def _described(definition: ToolDefinition, nested: list[NestedTool]) -> str:
