@@ -15,14 +15,15 @@ Invariant: the result card is built from meta alone (never by reading the file a
 
 A host may put a `CommitJournal` in `agent.services["commits"]`: both tools tell it of every change the
 moment it is on disk (or in the editor), before their result goes through the registry, with the text
-and meta the result will carry. A host that logs conversations records it, so a crash between the write
-and the result still leaves a log saying the change happened, and what it was.
+and meta the result will carry (`CommitReport`, run by `fs_access.save_document` right after the rename,
+in the worker thread that made it). A host that logs conversations records it, so a crash between the
+write and the result still leaves a log saying the change happened, and what it was.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel
@@ -70,6 +71,33 @@ def report_commit(ctx: ToolRunContext, summary: str, meta: Mapping[str, Any]) ->
         journal.committed(ctx.call_id, ctx.execution.name, summary, meta)
     except Exception:  # the change is made either way; a broken journal must not fail the call
         log.exception("commit journal failed for call %s", ctx.call_id)
+
+
+class CommitReport:
+    """The change a `write` or `edit` is making, told to the host's journal (`report_commit`) the moment it
+    is made: `fs_access.save_document` calls it with the source that took the write (possibly in a worker
+    thread, so it touches nothing but its own fields and the journal, which records under its own lock).
+    `change` is the value the call then returns, the one the journal was told of."""
+
+    def __init__(
+        self,
+        ctx: ToolRunContext,
+        change_of: Callable[[Literal["disk", "editor"]], FileChange],
+        summary_of: Callable[[FileChange], str],
+    ) -> None:
+        self._ctx = ctx
+        self._change_of = change_of
+        self._summary_of = summary_of
+        self.change: FileChange | None = None
+
+    def __call__(self, source: Literal["disk", "editor"]) -> None:
+        change = self._change_of(source)
+        self.change = change
+        report_commit(self._ctx, self._summary_of(change), change_meta(None, change))
+
+    def made(self, source: Literal["disk", "editor"]) -> FileChange:
+        """The change made (as told to the journal), once `save_document` returned `source`."""
+        return self.change if self.change is not None else self._change_of(source)
 
 
 class HunkValue(BaseModel):

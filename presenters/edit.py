@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import errno
 import threading
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -31,6 +32,7 @@ from registry_core import (
 )
 
 from .changes import (
+    CommitReport,
     FileChange,
     HunkValue,
     change_call_view,
@@ -38,7 +40,6 @@ from .changes import (
     change_preview_failure,
     change_preview_view,
     change_result_view,
-    report_commit,
     snippet,
 )
 from .diffs import Hunk, count_lines, site_hunks
@@ -142,18 +143,21 @@ async def _execute(args: EditArgs, ctx: ToolRunContext) -> FileChange:
     display = display_path(path, cwd)
     landing = landing_of(ctx.execution, path)
     doc, new_text, hunks, replacements = await _plan_file(ctx.agent, args, path, display, landing)
-    source = await save_document(ctx.agent, path, new_text, doc, display, landing)
-    change = FileChange(
-        path=path,
-        cwd=cwd,
-        created=False,
-        hunks=[HunkValue.of(h) for h in hunks],
-        replacements=replacements,
-        source=source,
-        total_lines=count_lines(new_text),
-    )
-    report_commit(ctx, _render(args, change), change_meta(args, change))
-    return change
+
+    def change_of(source: Literal["disk", "editor"]) -> FileChange:
+        return FileChange(
+            path=path,
+            cwd=cwd,
+            created=False,
+            hunks=[HunkValue.of(h) for h in hunks],
+            replacements=replacements,
+            source=source,
+            total_lines=count_lines(new_text),
+        )
+
+    commit = CommitReport(ctx, change_of, lambda change: _render(args, change))
+    source = await save_document(ctx.agent, path, new_text, doc, display, landing, on_saved=commit)
+    return commit.made(source)
 
 
 async def _preview(args: EditArgs, execution: ToolExecution) -> object:

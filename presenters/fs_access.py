@@ -41,6 +41,7 @@ import logging
 import os
 import stat
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
@@ -221,13 +222,14 @@ def atomic_write(
     display: str,
     stop: threading.Event | None = None,
     landing: Landing | None = None,
+    on_replaced: Callable[[], None] | None = None,
 ) -> None:
     """Write `data` to `path` atomically (temp file + os.replace), keeping `mode`, creating parents.
 
     `signature` (from the read) guards against overwriting a file changed since; `stop` (the caller's
     cancellation) is checked just before the commit so a cancelled call never changes the file. `landing`:
     the landing rule (module docstring); the whole commit is relative to the target directory's
-    descriptor.
+    descriptor. `on_replaced` runs right after the rename, in this thread (see `save_document`).
     """
     target = os.path.realpath(path)  # a symlink keeps pointing at the (rewritten) target
     directory, name = os.path.split(target)
@@ -239,6 +241,8 @@ def atomic_write(
         raise os_error(exc, display, "write") from None
     try:
         _commit(dir_fd, name, target, data, mode, signature, display, stop)
+        if on_replaced is not None:
+            on_replaced()  # before anything else, the closing of the directory included
     finally:
         os.close(dir_fd)
 
@@ -300,9 +304,15 @@ async def save_document(
     like: TextDocument | None,
     display: str,
     landing: Landing | None = None,
+    on_saved: Callable[[Literal["disk", "editor"]], None] | None = None,
 ) -> Literal["disk", "editor"]:
     """Write `text` to `path` (through the editor when its service takes writes). Returns "editor" or
     "disk". `landing`: as `load_document`'s.
+
+    `on_saved(source)` runs the moment the change is made, before this coroutine resumes: on disk, in
+    the worker thread right after the rename, so a record of the change (`changes.report_commit`) is
+    written a few instructions after it, not an event-loop iteration later, where a `kill -9` could
+    land between the two; through the editor, when its write is answered. It must not raise.
 
     `like` is the document the text was derived from: its encoding, BOM, mode and read-time signature are
     kept (a new file is UTF-8 without BOM, with the default mode). When `like` is the editor's buffer
@@ -323,6 +333,8 @@ async def save_document(
             raise ToolError(
                 f"The editor could not write {display}: {exc}", code="EDITOR_WRITE_FAILED"
             ) from exc
+        if on_saved is not None:
+            on_saved("editor")
         return "editor"
     if like is not None and like.source == "editor":
         like = await run_blocking(lambda _stop: _load_quiet(path, landing))
@@ -333,7 +345,14 @@ async def save_document(
     data = encode(text, encoding, bom)
     await run_blocking(
         lambda stop: atomic_write(
-            path, data, mode=mode, signature=signature, display=display, stop=stop, landing=landing
+            path,
+            data,
+            mode=mode,
+            signature=signature,
+            display=display,
+            stop=stop,
+            landing=landing,
+            on_replaced=None if on_saved is None else lambda: on_saved("disk"),
         )
     )
     return "disk"

@@ -333,17 +333,21 @@ def read_tool(*, cwd: str | None = None) -> ToolDefinition:
         total = meta_field(result.meta, "total_lines", int)
         if result.is_error or path is None or lines is None or offset is None or total is None:
             return failure_card(f"Read {display or call_paths(args.file_path, cwd)[0]}", result)
-        texts = lines if set(map(type, lines)) <= {str} else [str(line) for line in lines]
+        try:
+            texts, content = lines, "\n".join(lines)  # raises unless every line is a text
+        except TypeError:  # lines logged as other values: shown as their texts
+            texts = [str(line) for line in lines]
+            content = "\n".join(texts)
         last = offset + len(texts) - 1
         partial = bool(texts) and (offset > 1 or last < total)
         return ReadResultView(
             title=f"Read {display}" + (f" ({offset} - {last})" if partial else ""),
             path=path,
             offset=offset,
-            lines=tuple([ReadFileLine(number=offset + k, text=t) for k, t in enumerate(texts)]),
+            lines=ReadFileLine.window(offset, texts),
             total_lines=total,
             lang=meta_field(result.meta, "lang", str),
-            content="\n".join(texts),
+            content=content,
             truncated=bool(meta_field(result.meta, "truncated", bool)),
         )
 

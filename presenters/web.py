@@ -49,7 +49,6 @@ from registry_core import (
 
 from .cards import failure_card, meta_field
 from .file_errors import format_size
-from .html_text import html_to_markdown
 from .net_guard import AddressRefused, NetworkGuard, Resolver, ip_literal, system_resolver
 
 if TYPE_CHECKING:
@@ -270,6 +269,9 @@ def _value(
     text = body.decode(_charset(response, body, is_html), "replace")
     title = None
     if is_html:
+        # Here, not at module level: `html.parser` is loaded by the first page fetched, not at every start.
+        from .html_text import html_to_markdown
+
         text, title = html_to_markdown(text, final)
     if len(text) > limit:
         text, value.truncated = text[:limit], True

@@ -15,6 +15,7 @@ Must not: overwrite a binary or non-UTF-8 file (it would be destroyed), or a rea
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -30,6 +31,7 @@ from registry_core import (
 )
 
 from .changes import (
+    CommitReport,
     FileChange,
     HunkValue,
     change_call_view,
@@ -37,7 +39,6 @@ from .changes import (
     change_preview_failure,
     change_preview_view,
     change_result_view,
-    report_commit,
 )
 from .diffs import Hunk, count_lines, create_hunk, line_diff_hunks
 from .disk import Landing
@@ -84,21 +85,22 @@ async def _execute(args: WriteArgs, ctx: ToolRunContext) -> FileChange:
     landing = landing_of(ctx.execution, path)
     plan = await _plan(ctx.agent, path, display, args.content, landing)
     old = plan.old
-    if plan.hunks:
-        source = await save_document(ctx.agent, path, plan.content, old, display, landing)
-    else:
-        source = old.source if old is not None else "disk"
-    change = FileChange(
-        path=path,
-        cwd=cwd,
-        created=old is None,
-        hunks=[HunkValue.of(h) for h in plan.hunks],
-        source=source,
-        total_lines=count_lines(plan.content),
-    )
-    if plan.hunks:
-        report_commit(ctx, _render(args, change), change_meta(args, change))
-    return change
+
+    def change_of(source: Literal["disk", "editor"]) -> FileChange:
+        return FileChange(
+            path=path,
+            cwd=cwd,
+            created=old is None,
+            hunks=[HunkValue.of(h) for h in plan.hunks],
+            source=source,
+            total_lines=count_lines(plan.content),
+        )
+
+    if not plan.hunks:
+        return change_of(old.source if old is not None else "disk")
+    commit = CommitReport(ctx, change_of, lambda change: _render(args, change))
+    source = await save_document(ctx.agent, path, plan.content, old, display, landing, on_saved=commit)
+    return commit.made(source)
 
 
 async def _preview(args: WriteArgs, execution: ToolExecution) -> object:

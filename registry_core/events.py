@@ -81,7 +81,7 @@ class ToolResultEvent:
         return ToolResultEvent(
             str(raw["callId"]),
             str(raw["name"]),
-            tuple(content_from_json(b) for b in raw.get("content", ())),
+            tuple([content_from_json(b) for b in raw.get("content", ())]),
             bool(raw.get("isError")),
             _error_from_json(raw.get("error")),
             snapshot(raw.get("meta")),
@@ -160,4 +160,6 @@ def _outcome_json(
 
 
 def _error_from_json(err: Any) -> ToolFailureInfo | None:
+    if err is None:  # a call that did not fail: most results (the ABC check below is slow)
+        return None
     return ToolFailureInfo(str(err["message"]), err.get("code")) if isinstance(err, Mapping) else None

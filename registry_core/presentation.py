@@ -20,7 +20,8 @@ the `card` tag), and cheap to define at start-up.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from itertools import count, repeat
 from typing import Annotated, Any, Literal
 
 from .json_values import JsonValue
@@ -50,11 +51,54 @@ class FileDiff(_View):
     new_text: str
 
 
-class ReadFileLine(_View):
-    """One 1-based numbered line of a read window."""
+class ReadFileLine(tuple[int, str]):
+    """One 1-based numbered line of a read window: `number`, `text`.
 
-    number: Annotated[int, AtLeast(1)]
-    text: str
+    A (number, text) pair rather than a `Record`: a window may hold thousands of lines and every replayed
+    read draws its card again, so `window` builds a whole window in one C loop, without a Python call
+    (nor a check) per line, and a renderer unpacks the pairs. Built one by one (by keywords, or from a
+    mapping in a view), a line is checked as a record field is, with the same errors."""
+
+    __slots__ = ()
+
+    def __new__(cls, *, number: int, text: str) -> ReadFileLine:
+        if type(number) is not int:
+            if not isinstance(number, int):
+                raise RecordError(f"ReadFileLine.number: expected an integer, got {type(number).__name__}")
+            number = int(number)  # a bool counts as 0/1, as in a record
+        if number < 1:
+            raise RecordError(f"ReadFileLine.number: must be at least 1, got {number!r}")
+        if not isinstance(text, str):
+            raise RecordError(f"ReadFileLine.text: expected a string, got {type(text).__name__}")
+        return _new_line(cls, (number, text))
+
+    @classmethod
+    def window(cls, first: int, texts: Sequence[str]) -> tuple[ReadFileLine, ...]:
+        """The lines `texts` numbered from `first`, checked once for the whole window."""
+        if type(first) is not int or first < 1:
+            raise RecordError(f"ReadFileLine.number: must be an integer of at least 1, got {first!r}")
+        if not _ONLY_STR.issuperset(map(type, texts)) and not all(isinstance(t, str) for t in texts):
+            raise RecordError("ReadFileLine.text: expected strings")
+        return tuple(map(_new_line, repeat(cls), zip(count(first), texts)))
+
+    @property
+    def number(self) -> int:
+        return self[0]
+
+    @property
+    def text(self) -> str:
+        return self[1]
+
+    def __getnewargs_ex__(self) -> tuple[tuple[()], dict[str, Any]]:  # copy and pickle: keywords only
+        return (), {"number": self[0], "text": self[1]}
+
+    def __repr__(self) -> str:
+        return f"ReadFileLine(number={self[0]!r}, text={self[1]!r})"
+
+
+# `tuple.__new__` itself: a line with no check (the callers checked), callable from a C loop.
+_new_line: Callable[[type[ReadFileLine], tuple[int, str]], ReadFileLine] = tuple.__new__
+_ONLY_STR = frozenset((str,))
 
 
 class ContentText(_View):

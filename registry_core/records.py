@@ -10,10 +10,11 @@ loop over the fields costs several times as much.
 
 What a record checks (the subset of pydantic's behaviour the cards rely on): every required field is
 given and no unknown one; `str`, `int` (a `bool` counts as 0/1), `bool`, `None`, `Literal[...]`, unions,
-`tuple[X, ...]` (a list is accepted and stored as a tuple), nested records (a mapping is accepted and
-built into the record), `Any`, and `Annotated[int, AtLeast(n)]`. Defaults are trusted, not checked. An
-invalid value raises `RecordError` naming the field. Instances compare equal when their class and field
-values are, hash by their values, and refuse assignment (`dataclasses.FrozenInstanceError`).
+`tuple[X, ...]` (a list is accepted and stored as a tuple), nested records and tuple subclasses that
+check themselves (`_checked_class`; a mapping is accepted and built into one), `Any`, and
+`Annotated[int, AtLeast(n)]`. Defaults are trusted, not checked. An invalid value raises `RecordError`
+naming the field. Instances compare equal when their class and field values are, hash by their values,
+and refuse assignment (`dataclasses.FrozenInstanceError`).
 
 `typing.dataclass_transform` (PEP 681) tells type checkers that subclasses get a typed, keyword-only
 `__init__` and are frozen, so constructor calls are checked as if they were dataclasses.
@@ -183,12 +184,21 @@ def _exact_types(hint: Any) -> tuple[type, ...]:
     `bool`, `None` and records, alone or in a union (the usual values, on the hot path)."""
     if hint is None or hint is type(None):
         return (type(None),)
-    if hint in (str, int, bool) or (isinstance(hint, type) and issubclass(hint, Record)):
+    if hint in (str, int, bool) or _checked_class(hint):
         return (hint,)
     origin = get_origin(hint)
     if origin is Union or origin is types.UnionType:
         return tuple(t for arg in get_args(hint) for t in _exact_types(arg))
     return ()
+
+
+def _checked_class(hint: Any) -> bool:
+    """A class whose instances were checked when built, so they pass as they are: a record, or a tuple
+    subclass whose `__new__` checks its items (a card's row built by the thousand, such as
+    `presentation.ReadFileLine`). A mapping is built into one by keywords."""
+    return isinstance(hint, type) and (
+        issubclass(hint, Record) or (issubclass(hint, tuple) and hint is not tuple)
+    )
 
 
 def _check_for(hint: Any) -> Check:
@@ -205,7 +215,7 @@ def _check_for(hint: Any) -> Check:
         return _str
     if hint is float:
         return _float
-    if isinstance(hint, type) and issubclass(hint, Record):
+    if _checked_class(hint):
         return _record(hint)
     origin = get_origin(hint)
     args = get_args(hint)
@@ -254,7 +264,7 @@ def _str(value: Any) -> str:
     raise RecordError(f"expected a string, got {type(value).__name__}")
 
 
-def _record(cls: type[Record]) -> Check:
+def _record(cls: type[Any]) -> Check:
     def check(value: Any) -> Any:
         if isinstance(value, cls):
             return value

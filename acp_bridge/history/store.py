@@ -20,8 +20,10 @@ iteration:
   set-up installs): whatever a client has been told about (a result, a card, an answer) was logged
   before the frame that tells it, so it is on disk first;
 - at once for an event that records a change already made outside the log (`CallCommitted`: a file tool
-  reports its write the moment it is made), so a call killed between its write and its result still
-  replays completed with its diff;
+  reports its write the moment it is made, from the worker thread that renamed the file into place, a
+  few instructions after the rename; `presenters.fs_access.save_document`), so a call killed between
+  its write and its result still replays completed with its diff. The store's lock keeps such a line
+  and the loop's group writes whole and in order;
 - at the end of the event-loop iteration that queued it (a callback scheduled on the first queued line),
   and before the log is read (`load`), closed, forked or deleted; without a running loop, at once.
 So a killed bridge (`kill -9`) loses only events of the current iteration that no client has seen and
@@ -45,6 +47,7 @@ import json
 import logging
 import os
 import re
+import threading
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -74,6 +77,9 @@ class SessionStore:
         self._files: dict[str, IO[bytes]] = {}
         self._queued: dict[str, list[bytes]] = {}  # session id → encoded lines not written yet
         self._flush_on: asyncio.AbstractEventLoop | None = None  # where a flush is scheduled
+        # Held while lines are queued or written: a file tool's `CallCommitted` is appended from the
+        # worker thread that made the change (`presenters.fs_access.save_document`), right after it.
+        self._lock = threading.RLock()
 
     def _path(self, session_id: str) -> Path:
         if not SESSION_ID.match(session_id):
@@ -95,11 +101,16 @@ class SessionStore:
         self.flush(session_id)
 
     def append(self, session_id: str, event: Mapping[str, Any]) -> None:
-        self._queue(session_id, event)
+        """Queue one event of the session (see the module docstring for when it is written). May be called
+        from another thread than the event loop's: it is then written at once."""
         kind = event.get("type")
         if kind == CallCommitted.KIND:
-            self.flush(session_id)  # the change is made already: its record must not wait
-        elif kind == SessionInfoChanged.KIND:
+            with self._lock:  # the change is made already: its record must not wait
+                self._queue(session_id, event)
+                self.flush(session_id)
+            return
+        self._queue(session_id, event)
+        if kind == SessionInfoChanged.KIND:
             self._mirror_info(session_id, event)
 
     def _queue(self, session_id: str, event: Mapping[str, Any]) -> None:
@@ -108,14 +119,15 @@ class SessionStore:
         except (TypeError, ValueError) as exc:
             log.warning("session log of %s: an event not written: %s", session_id, exc)
             return
-        queued = self._queued.get(session_id)
-        if queued is None:
-            self._queued[session_id] = [line]
-        else:
-            queued.append(line)
+        with self._lock:
+            queued = self._queued.get(session_id)
+            if queued is None:
+                self._queued[session_id] = [line]
+            else:
+                queued.append(line)
         try:
             loop = asyncio.get_running_loop()
-        except RuntimeError:  # no event loop (a script, a test): write at once
+        except RuntimeError:  # no event loop (a script, a test, a worker thread): write at once
             self.flush(session_id)
             return
         if self._flush_on is not loop:  # (a loop that closed before its flush ran counts as none)
@@ -129,13 +141,15 @@ class SessionStore:
             self._flush_on = None
             if not self._queued:
                 return
-            queued, self._queued = self._queued, {}
-            for one, lines in queued.items():
-                self._write(one, lines)
+            with self._lock:  # held across the writes, so a session's lines reach its file in order
+                queued, self._queued = self._queued, {}
+                for one, lines in queued.items():
+                    self._write(one, lines)
             return
-        lines = self._queued.pop(session_id, [])
-        if lines:
-            self._write(session_id, lines)
+        with self._lock:
+            lines = self._queued.pop(session_id, [])
+            if lines:
+                self._write(session_id, lines)
 
     def _mirror_info(self, session_id: str, event: Mapping[str, Any]) -> None:
         """Merge an `info` event into the session's info file: fields it has replace the stored ones."""
@@ -172,8 +186,9 @@ class SessionStore:
 
     def end(self, session_id: str) -> None:
         """Close one session's log file (a later event for it reopens the file and appends)."""
-        self.flush(session_id)
-        handle = self._files.pop(session_id, None)
+        with self._lock:
+            self.flush(session_id)
+            handle = self._files.pop(session_id, None)
         if handle is not None:
             try:
                 handle.close()
@@ -182,7 +197,8 @@ class SessionStore:
 
     def delete(self, session_id: str) -> bool:
         """Delete a session's log and info file. False when there was no log (or the id is not ours)."""
-        self._queued.pop(session_id, None)
+        with self._lock:
+            self._queued.pop(session_id, None)
         self.end(session_id)
         try:
             path = self._path(session_id)
@@ -197,13 +213,15 @@ class SessionStore:
         return existed
 
     def close(self) -> None:
-        self.flush()
-        for handle in self._files.values():
+        with self._lock:
+            self.flush()
+            handles = list(self._files.values())
+            self._files.clear()
+        for handle in handles:
             try:
                 handle.close()
             except OSError:
                 pass
-        self._files.clear()
 
     # --- reading ------------------------------------------------------------------------------------
 

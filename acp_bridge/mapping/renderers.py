@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import add
 
 from registry_core import ToolResult
 from registry_core.content import ContentBlock, ImageBlock, TextBlock, content_text
@@ -247,13 +248,37 @@ def _read_text(view: ReadResultView) -> str:
         if view.total_lines == 0:
             return "(empty file)"
         return f"(no lines from line {view.offset}: the file has {view.total_lines} lines)"
-    width = len(str(view.lines[-1].number))
-    body = "\n".join([f"{str(line.number).rjust(width)} │ {line.text}" for line in view.lines])
-    text = fence(body, view.lang or "")
     first, last = view.lines[0].number, view.lines[-1].number
+    numbers, line_texts = zip(*view.lines, strict=True)  # the (number, text) pairs split in one C loop
+    prefixes = _number_prefixes(len(str(last)), max(numbers))
+    if prefixes is not None:
+        body = "\n".join(map(add, map(prefixes.__getitem__, numbers), line_texts))
+    else:
+        width = len(str(last))
+        body = "\n".join([f"{str(n).rjust(width)} │ {t}" for n, t in view.lines])
+    text = fence(body, view.lang or "")
     if view.truncated or first > 1 or last < view.total_lines:
         text += f"\n\nLines {first}–{last} of {view.total_lines}" + (" (truncated)" if view.truncated else "")
     return text
+
+
+# The "number │ " that starts each line of a read card, by the width the numbers are aligned to, for
+# line numbers up to `_PREFIXED_LINES` (index = number). Every window numbers its lines from a few
+# starts (1, or an offset) and a replayed session draws every read again: each prefix is formatted once
+# per process, not once per line shown. Grown on demand, replaced whole (readers never see it grow).
+_PREFIXED_LINES = 10_000
+_NUMBER_PREFIXES: dict[int, list[str]] = {}
+
+
+def _number_prefixes(width: int, highest: int) -> list[str] | None:
+    """The prefixes of the lines numbered up to `highest`, aligned to `width`; None past the bound."""
+    if highest > _PREFIXED_LINES:
+        return None
+    known = _NUMBER_PREFIXES.get(width, [])
+    if len(known) <= highest:
+        known = known + [f"{str(n).rjust(width)} │ " for n in range(len(known), highest + 1)]
+        _NUMBER_PREFIXES[width] = known
+    return known
 
 
 def _web_blocks(view: WebResultView, result: ToolResult) -> list[ToolCallContent]:

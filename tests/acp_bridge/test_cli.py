@@ -126,3 +126,14 @@ def test_garbage_collection_runs_again_once_the_core_is_loaded_or_failed_to_load
     assert failed.returncode == 0, failed.stderr
     assert "--extra-tools 'no_such_module_here:tools'" in failed.stderr
     assert json.loads(failed.stdout)["collecting"] is True
+
+
+def test_the_core_builds_web_fetch_without_loading_an_html_parser() -> None:
+    # The first `session/new` waits for the core: `web_fetch` is built with it, but the HTML → Markdown
+    # converter (`html.parser`) is loaded by the first page fetched (tests/presenters/test_web.py fetches
+    # pages through it).
+    done = _python("-c", _load_core_probe("--model", "scripted"))
+    assert done.returncode == 0, done.stderr
+    loaded = set(json.loads(done.stdout)["modules"])
+    assert "presenters.web" in loaded
+    assert not {"presenters.html_text", "html.parser"} & loaded

@@ -69,6 +69,43 @@ async def test_a_stored_session_is_listed_and_replayed_as_it_looked_live(
     assert _text(again.updates(session_id), "agent_message_chunk").endswith("Second turn.")
 
 
+async def test_read_cards_of_every_window_shape_replay_as_they_looked_live(
+    bridges: StartBridge, tmp_path: Path, workspace: Path
+) -> None:
+    """A replay builds every read card again from the logged window: a partial one, a whole file whose
+    numbers cross a digit boundary, an empty file, a window past the end, a cut long line."""
+    state = tmp_path / "state"
+    (workspace / "twelve.py").write_text("".join(f"line_{i} = {i}\n" for i in range(1, 13)))
+    (workspace / "empty.txt").write_text("")
+    (workspace / "long.txt").write_text("x" * 5000 + "\nend\n")
+    reads = {
+        "whole": {"file_path": "twelve.py"},
+        "part": {"file_path": "twelve.py", "offset": 8, "limit": 4},
+        "empty": {"file_path": "empty.txt"},
+        "past": {"file_path": "twelve.py", "offset": 40},
+        "cut": {"file_path": "long.txt"},
+    }
+    calls = [{"id": call_id, "name": "read", "arguments": args} for call_id, args in reads.items()]
+    script = write_script(tmp_path / "script.json", [[{"tool_calls": calls}, {"text": "Read."}]])
+    live = await bridges("--state-dir", str(state), model=script)
+    await live.initialize()
+    session_id = await live.new_session(workspace)
+    assert await live.prompt(session_id, "read them") == "end_turn"
+    live_cards = fold_cards(live.updates(session_id))
+    await live.stop()
+
+    again = await bridges("--state-dir", str(state), model=script)
+    await again.initialize()
+    await again.conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+    replayed_cards = fold_cards(again.updates(session_id))
+    assert set(replayed_cards) == set(reads)
+    for call_id, card in live_cards.items():
+        assert replayed_cards[call_id] == card, call_id
+    whole = json.dumps(live_cards["whole"]["content"], ensure_ascii=False)
+    assert " 9 │ line_9 = 9" in whole and "12 │ line_12 = 12" in whole
+    assert "Lines 8–11 of 12" in json.dumps(live_cards["part"]["content"], ensure_ascii=False)
+
+
 async def test_load_checks_the_cwd_and_the_id(bridges: StartBridge, tmp_path: Path, workspace: Path) -> None:
     state = tmp_path / "state"
     bridge = await bridges(

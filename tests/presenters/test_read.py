@@ -336,6 +336,30 @@ async def test_replayed_result_renders_the_same_card(session: Session) -> None:
     )
 
 
+async def test_a_logged_window_of_odd_lines_or_offset_still_gets_a_card(session: Session) -> None:
+    """An older or hand-edited log: lines that are not all texts are shown as their texts; an offset
+    below 1 gets no read card (the caller falls back to a generic one), not an exception."""
+    (session.cwd / "n.txt").write_text("1\n2\n3\n")
+    args = {"file_path": "n.txt"}
+    result = await session.run("read", args)
+    definition = session.registry.get("read")
+    assert definition is not None and definition.present_result is not None
+    assert definition.parse_args is not None
+    typed = definition.parse_args(ToolCallEvent("c", "read", args).arguments)
+    live = definition.present_result(typed, result)
+    odd = dict(result.meta, lines=[1, "2", 3])
+    card = definition.present_result(
+        typed, ToolResultEvent("c", "read", result.content, False, None, odd).to_result()
+    )
+    assert card == live and isinstance(card, ReadResultView)
+    assert [(line.number, line.text) for line in card.lines] == [(1, "1"), (2, "2"), (3, "3")]
+    below = dict(result.meta, offset=0)
+    with pytest.raises(ValueError):
+        definition.present_result(
+            typed, ToolResultEvent("c", "read", result.content, False, None, below).to_result()
+        )
+
+
 async def test_an_image_file_is_returned_as_an_image_and_a_huge_one_is_refused(
     session: Session, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import stat
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import pytest
+
+from presenters.changes import COMMITS_SERVICE
 from presenters.diffs import apply_hunks
 from registry_core import DiffCallView, DiffResultView, GenericResultView
+from registry_core.json_values import thaw
 
 from .conftest import Buffers, Session, hunks_of, text_of
 
@@ -141,3 +148,82 @@ async def test_failure_card_replaces_the_pending_diff(session: Session) -> None:
     card = session.result_card("write", args, result)
     assert isinstance(card, GenericResultView) and card.title == "Write d"
     assert card.content is not None and "is a directory" in card.content[0].text
+
+
+class _Journal:
+    """A host's `CommitJournal` noting, at each report, the thread it came from and the file as it was."""
+
+    def __init__(self) -> None:
+        self.reports: list[tuple[str, str, bool, str | None, dict[str, Any]]] = []
+
+    def committed(self, call_id: str, tool: str, summary: str, meta: Any) -> None:
+        try:
+            asyncio.get_running_loop()
+            on_loop = True
+        except RuntimeError:
+            on_loop = False
+        path = Path(meta["path"])
+        now = path.read_text() if path.exists() else None
+        self.reports.append((call_id, summary, on_loop, now, dict(meta)))
+
+
+@pytest.mark.parametrize("tool", ["write", "edit"])
+async def test_a_change_on_disk_is_told_to_the_journal_from_the_thread_that_made_it(
+    make_session: Callable[..., Session], tool: str
+) -> None:
+    # Told in the worker thread right after the rename, not when the event loop next runs the call: a
+    # `kill -9` between the two would leave a changed file that the session log does not know of.
+    journal = _Journal()
+    session = make_session(services={COMMITS_SERVICE: journal})
+    target = session.cwd / "f.txt"
+    target.write_text("old line\n")
+    args = (
+        {"file_path": "f.txt", "content": "new line\n"}
+        if tool == "write"
+        else {"file_path": "f.txt", "old_string": "old", "new_string": "new"}
+    )
+
+    result = await session.run(tool, args)
+
+    assert not result.is_error, text_of(result)
+    [(call_id, summary, on_loop, seen, meta)] = journal.reports
+    assert on_loop is False and seen == "new line\n"  # off the loop, the file already replaced
+    assert (summary, meta) == (text_of(result), thaw(result.meta))  # what the result then says
+    assert call_id == f"call-{session.calls}" and meta["source"] == "disk"
+
+
+@pytest.mark.parametrize("tool", ["write", "edit"])
+async def test_a_change_through_the_editor_is_told_to_the_journal_once_it_is_answered(
+    make_session: Callable[..., Session], tool: str
+) -> None:
+    journal = _Journal()
+    target_path = str(make_session().cwd / "buf.txt")
+    buffers = Buffers({target_path: "old text\n"})
+    session = make_session(services={COMMITS_SERVICE: journal, "fs": buffers})
+    args = (
+        {"file_path": "buf.txt", "content": "new text\n"}
+        if tool == "write"
+        else {"file_path": "buf.txt", "old_string": "old", "new_string": "new"}
+    )
+
+    result = await session.run(tool, args)
+
+    assert buffers.writes == [(target_path, "new text\n")]
+    [(_, summary, _, _, meta)] = journal.reports
+    assert (summary, meta) == (text_of(result), thaw(result.meta)) and meta["source"] == "editor"
+
+
+async def test_nothing_is_told_to_the_journal_when_nothing_changed_or_the_write_failed(
+    make_session: Callable[..., Session],
+) -> None:
+    journal = _Journal()
+    session = make_session(services={COMMITS_SERVICE: journal})
+    (session.cwd / "same.txt").write_text("x\n")
+    (session.cwd / "locked.txt").write_text("x\n")
+    (session.cwd / "locked.txt").chmod(0o444)
+
+    same = await session.run("write", {"file_path": "same.txt", "content": "x\n"})
+    locked = await session.run("write", {"file_path": "locked.txt", "content": "y\n"})
+
+    assert not same.is_error and locked.is_error
+    assert journal.reports == []

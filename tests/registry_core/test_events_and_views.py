@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 from collections.abc import Callable
 from typing import Any
 
@@ -11,6 +13,7 @@ from registry_core import (
     FileDiff,
     FileLocation,
     GenericCallView,
+    ReadFileLine,
     ReadResultView,
     SearchResultView,
     TextBlock,
@@ -137,6 +140,41 @@ def test_views_take_lists_and_mappings_for_their_parts_and_stay_frozen() -> None
     with pytest.raises(AttributeError):
         view.title = "other"  # type: ignore[misc]
     assert "Edit a" in repr(view)
+
+
+@pytest.mark.parametrize(
+    ("values", "error"),
+    [
+        ({"number": 0, "text": "a"}, "ReadFileLine.number: must be at least 1, got 0"),
+        ({"number": 1.0, "text": "a"}, "ReadFileLine.number: expected an integer, got float"),
+        ({"number": 1, "text": 2}, "ReadFileLine.text: expected a string, got int"),
+    ],
+)
+def test_a_read_line_is_checked_as_a_record_field_is(values: dict[str, Any], error: str) -> None:
+    with pytest.raises(ValueError, match=f"^{error}$"):
+        ReadFileLine(**values)
+    with pytest.raises(ValueError, match=error):  # inside a view, from a mapping
+        ReadResultView(path="/a", offset=1, lines=[values], total_lines=1)  # type: ignore[list-item]
+
+
+def test_a_read_window_is_the_lines_built_one_by_one() -> None:
+    window = ReadFileLine.window(9, ("a", "b"))
+    assert window == (ReadFileLine(number=9, text="a"), ReadFileLine(number=10, text="b"))
+    assert all(type(line) is ReadFileLine for line in window)
+    assert [(line.number, line.text) for line in window] == [(9, "a"), (10, "b")]
+    assert (
+        ReadFileLine(number=True, text="x").number == 1
+        and type(ReadFileLine(number=True, text="x")[0]) is int
+    )
+    assert repr(window[0]) == "ReadFileLine(number=9, text='a')"
+    assert copy.deepcopy(window) == window and pickle.loads(pickle.dumps(window)) == window
+    view = ReadResultView(path="/a", offset=9, lines=window, total_lines=10)
+    assert view.lines is window  # checked lines pass as they are
+    for first, texts in ((0, ("a",)), (True, ("a",)), (1, ("a", 2))):
+        with pytest.raises(ValueError):
+            ReadFileLine.window(first, texts)  # type: ignore[arg-type]
+    with pytest.raises(ValueError):  # a bare pair is no checked line
+        ReadResultView(path="/a", offset=1, lines=((1, "a"),), total_lines=1)  # type: ignore[arg-type]
 
 
 def test_a_float_field_takes_json_numbers_but_not_booleans_or_strings() -> None:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -207,3 +209,50 @@ def test_a_loop_that_closed_before_its_flush_ran_does_not_hold_later_lines(tmp_p
     asyncio.run(later())
     assert [line.get("text") for line in lines(store)] == [None, "first", "second"]
     store.close()
+
+
+@pytest.fixture
+def fine_thread_switches() -> Iterator[None]:
+    """Threads switch as often as the interpreter allows, so a race between them has its best chance."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    yield
+    sys.setswitchinterval(interval)
+
+
+@pytest.mark.usefixtures("fine_thread_switches")
+async def test_a_commit_from_a_worker_thread_is_written_at_once_whole_among_the_loops_lines(
+    tmp_path: Path,
+) -> None:
+    # A file tool reports its change from the worker thread that renamed the file into place, while the
+    # loop goes on queueing and flushing the session's other events: every line stays whole, the
+    # commit is on disk when `append` returns, and the loop's own lines keep their order.
+    store = SessionStore(tmp_path)
+    store.begin(SESSION, "/w", ("/w",))
+    sizes: list[int] = []  # the log's size as each append of a commit returned
+
+    def commits() -> None:
+        for n in range(200):
+            store.append(
+                SESSION, {"type": "tool/commit", "callId": f"w{n}", "name": "write", "summary": "x" * 500}
+            )
+            sizes.append(os.path.getsize(store.root / f"{SESSION}.jsonl"))
+
+    worker = asyncio.ensure_future(asyncio.to_thread(commits))
+    n = 0
+    while not worker.done():
+        store.append(SESSION, {"type": "assistant", "text": f"step {n}" + "y" * 300})
+        n += 1
+        if n % 7 == 0:
+            store.flush()
+        await asyncio.sleep(0)
+    await worker
+    store.close()
+
+    events = lines(store)  # json.loads of every line: each one whole
+    steps = [int(e["text"].split()[1].rstrip("y")) for e in events if e["type"] == "assistant"]
+    assert steps == list(range(n))
+    assert [e["callId"] for e in events if e["type"] == "tool/commit"] == [f"w{k}" for k in range(200)]
+    data = (store.root / f"{SESSION}.jsonl").read_bytes()
+    ends = [data.index(f'"callId":"w{k}"'.encode()) for k in range(200)]
+    assert all(end < size for end, size in zip(ends, sizes, strict=True))

@@ -804,6 +804,20 @@ def test_read_result() -> None:
     assert_wire_update(update)
 
 
+def test_read_windows_anywhere_in_a_file_number_their_lines_alike() -> None:
+    """Numbers are aligned to the last line's width, however the prefixes are made (kept per width up
+    to a bound, grown as later windows reach further, formatted per line past it), in any order."""
+    starts = [8, 1, 95, 9_990, 9_998, 3, 99_999, 1]
+    for first in starts:
+        view = ReadResultView(
+            path="a.py", offset=first, lines=ReadFileLine.window(first, ["a", "b", "c"]), total_lines=10**6
+        )
+        update = only(tool_call_completed(PLAIN, "c1", "read", {}, None, ok(), view))
+        width = len(str(first + 2))
+        rows = [f"{str(first + k).rjust(width)} │ {t}" for k, t in enumerate("abc")]
+        assert texts(update).split("\n")[1:4] == rows, first
+
+
 @pytest.mark.parametrize(
     ("view", "expected"),
     [
@@ -835,6 +849,21 @@ def test_read_result() -> None:
                 truncated=True,
             ),
             "```\n1 │ hi\n```\n\nLines 1–1 of 1 (truncated)",
+        ),
+        (  # a partial window across a digit boundary: the numbers aligned to the last one's width
+            ReadResultView(
+                path="a.py", offset=8, lines=ReadFileLine.window(8, ["a", "", "{x}", "d"]), total_lines=99
+            ),
+            "```\n 8 │ a\n 9 │ \n10 │ {x}\n11 │ d\n```\n\nLines 8–11 of 99",
+        ),
+        (  # lines built from mappings, as a presenter returning a plain mapping gives them
+            ReadResultView(
+                path="a.py",
+                offset=99,
+                lines=[{"number": 99, "text": "y"}, {"number": 100, "text": "z"}],  # type: ignore[list-item]
+                total_lines=100,
+            ),
+            "```\n 99 │ y\n100 │ z\n```\n\nLines 99–100 of 100",
         ),
     ],
 )
