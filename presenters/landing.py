@@ -71,6 +71,14 @@ def open_regular(
     O_NONBLOCK: opening a FIFO must not wait for a writer (the thread would hang past any timeout); it
     has no effect on regular files.
     """
+    fd, info = open_regular_fd(path, display, landing)
+    return open(fd, "rb"), info  # `os.fdopen` is a Python wrapper around the same call
+
+
+def open_regular_fd(path: str, display: str, landing: Landing | None = None) -> tuple[int, os.stat_result]:
+    """`open_regular`, the same checks, as a bare descriptor the caller closes: for a small file read
+    whole at once (`read_to_end`), without the buffered file object, whose opening stats the descriptor
+    again and asks whether it is a terminal."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | CLOEXEC)
     try:
         info = os.fstat(fd)
@@ -81,4 +89,16 @@ def open_regular(
     except BaseException:
         os.close(fd)
         raise
-    return open(fd, "rb"), info  # `os.fdopen` is a Python wrapper around the same call
+    return fd, info
+
+
+def read_to_end(fd: int, size: int) -> bytes:
+    """The bytes from `fd`'s position to the end of the file, as a file object's `read()` returns them;
+    `size`: the file's size when opened (one read takes it all, one more finds the end; a file that grew
+    meanwhile is read on)."""
+    chunks = []
+    want = size + 1
+    while chunk := os.read(fd, want):
+        chunks.append(chunk)
+        want = 1 << 16
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)

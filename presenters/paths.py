@@ -90,8 +90,12 @@ def display_path(path: str, cwd: str | None) -> str:
     if cwd is None:
         return os.path.normpath(path)
     absolute = resolve(path, cwd)
-    rel = relative_inside(absolute, os.path.normpath(cwd))
+    rel = relative_inside(absolute, _normpath(cwd))
     return absolute if rel is None else rel
+
+
+# The session cwd, normalised once rather than for every title of every call (a pure string function).
+_normpath = functools.lru_cache(maxsize=64)(os.path.normpath)
 
 
 def is_inside(path: str, root: str) -> bool:

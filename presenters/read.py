@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import base64
 import os
-import stat
 import threading
 from collections.abc import Mapping
 from typing import Literal
@@ -48,7 +47,7 @@ from .cards import call_paths, failure_card, meta_display, meta_field
 from .disk import Landing
 from .file_errors import format_size, invalid_utf8, not_text, os_error, with_refusal
 from .fs_access import editor_read
-from .landing import landing_of, open_regular, pin_landing
+from .landing import landing_of, open_regular, open_regular_fd, pin_landing, read_to_end
 from .languages import language_of
 from .paths import display_path, resolve, session_cwd
 from .runtime import check, run_blocking
@@ -114,14 +113,18 @@ def _window_of_text(text: str, first: int, limit: int) -> tuple[list[str], int, 
     return out, len(raw), cut
 
 
+def _open_fd(path: str, display: str, landing: Landing) -> tuple[int, os.stat_result]:
+    try:
+        return open_regular_fd(path, display, landing)  # /dev/zero or a FIFO would never end: refused
+    except OSError as exc:
+        raise os_error(exc, display, "read") from None
+
+
 def _read_disk(
     path: str, display: str, first: int, limit: int, landing: Landing, stop: threading.Event
 ) -> tuple[list[str], int, int]:
-    try:
-        f, info = open_regular(path, display, landing)  # /dev/zero or a FIFO would never end: refused
-    except OSError as exc:
-        raise os_error(exc, display, "read") from None
-    with f:
+    fd, info = _open_fd(path, display, landing)
+    with open(fd, "rb") as f:
         head = f.read(SNIFF_BYTES)
         encoding, bom = detect_encoding(head[:4])
         if encoding != "utf-8" or info.st_size <= WHOLE_FILE_LIMIT:
@@ -215,11 +218,21 @@ async def _execute(args: ReadArgs, ctx: ToolRunContext) -> ReadValue:
         lines, total, cut = _window_of_text(editor.text, first, limit)
     else:
         try:
-            if _small_regular_file(path):
-                # Inline: a thread hop costs more than reading a small file (measured ~300 us vs ~30 us
-                # per call in benchmarks/bridge_bench.py's 200-read turn); big files go to a worker thread.
-                lines, total, cut = _read_disk(path, display, first, limit, landing, _NEVER_STOPPED)
+            # Opened on the loop (O_NONBLOCK: no open waits), once: its descriptor's size decides. A small
+            # file is read inline, a thread hop costing more than the read (measured ~300 us vs ~30 us per
+            # call in benchmarks/bridge_bench.py's 200-read turn), and whole, as `_read_disk` reads any file
+            # up to WHOLE_FILE_LIMIT, from the bare descriptor. A big file is read by a worker thread, which
+            # opens it again.
+            fd, info = _open_fd(path, display, landing)
+            if info.st_size <= INLINE_MAX_BYTES:
+                try:
+                    data = read_to_end(fd, info.st_size)
+                finally:
+                    os.close(fd)
+                text, _, _ = decode(data, display)
+                lines, total, cut = _window_of_text(text, first, limit)
             else:
+                os.close(fd)
                 lines, total, cut = await run_blocking(
                     lambda stop: _read_disk(path, display, first, limit, landing, stop)
                 )
@@ -358,11 +371,3 @@ def read_tool(*, cwd: str | None = None) -> ToolDefinition:
         present_result=present_result,
         preview_call=preview_call,
     )
-
-
-def _small_regular_file(path: str) -> bool:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return False  # the worker path reports the precise error
-    return stat.S_ISREG(info.st_mode) and info.st_size <= INLINE_MAX_BYTES

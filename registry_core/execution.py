@@ -51,9 +51,23 @@ ExecutionMode = Literal["parallel", "exclusive"]
 
 
 @dataclass(frozen=True, slots=True)
+class ParsedArguments:
+    """A call's arguments as a caller already materialised them for one tool definition (a host parses
+    each call once for its cards): `frozen` is `snapshot(arguments)` and `typed` that definition's
+    `parse_args(frozen)`. Handed to the pipeline (`ToolExecutionInput.parsed`) so the call runs with the
+    very arguments the caller showed, without a second snapshot and parse."""
+
+    definition: object  # the `ToolDefinition` `typed` was parsed by (compared by identity)
+    frozen: JsonValue
+    typed: Any
+
+
+@dataclass(frozen=True, slots=True)
 class ToolExecutionInput:
     """What a caller supplies for one call. `arguments` are the parsed model arguments (a raw string
-    stands for unparseable model output and fails with INVALID_ARGS)."""
+    stands for unparseable model output and fails with INVALID_ARGS). `parsed`: the same arguments
+    already snapshotted and parsed by the caller; the pipeline takes them when the tool it resolves is
+    that definition, and parses `arguments` itself otherwise."""
 
     call_id: str
     name: str
@@ -62,6 +76,7 @@ class ToolExecutionInput:
     agent: Agent | None = None
     parent: ToolExecutionToken | None = None
     on_progress: ProgressSink | None = None
+    parsed: ParsedArguments | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -308,9 +308,17 @@ def _compile(node: JsonSchema) -> Check:
     # test is tested inline (its exact type passes without a call, as the test would pass it), and an enum
     # of strings is a set look-up for a string (a string equals no number, boolean or container).
     leaves = {name: leaf for name, sub in properties.items() if (leaf := _LEAVES.get(sub)) is not None}
-    # Each branch as its type test when it is only that, else its full check.
+    # Each branch as its type test when it is only that, else its full check behind its type test: a
+    # value of another type fails such a branch (its type is checked first), so the branch's violations
+    # are not spelled out only to be dropped (`None` for an optional object: each call of a tool whose
+    # output has one).
     branch_tests = tuple(
-        (leaf[1] if (leaf := _LEAVES.get(b)) is not None else None, b) for b in branches or ()
+        (
+            leaf[1] if (leaf := _LEAVES.get(b)) is not None else None,
+            _TYPE_TESTS.get(sub["type"], _never) if "type" in sub else None,
+            b,
+        )
+        for sub, b in zip(node.get("oneOf", ()), branches or (), strict=True)
     )
     item_leaf = _LEAVES.get(items) if items is not None else None
     item_exact = frozenset({item_leaf[0]}) if item_leaf is not None and item_leaf[0] is not None else None
@@ -329,9 +337,11 @@ def _compile(node: JsonSchema) -> Check:
             out.append(_violation(path, f"must be {const!r}, got {value!r}"))
         if branches is not None:
             matched = 0
-            for test, branch in branch_tests:
+            for test, gate, branch in branch_tests:
                 if test is not None:
                     matched += test(value)
+                    continue
+                if gate is not None and not gate(value):
                     continue
                 branch_out: list[Violation] = []
                 branch(value, path, branch_out)

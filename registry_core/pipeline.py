@@ -3,7 +3,9 @@
 Order (the seed contract):
   1. materialise: arguments snapshotted losslessly and deep-frozen (non-JSON and non-object arguments
      fail with INVALID_ARGS), a registry-assigned opaque token; unknown tool → UNKNOWN_TOOL;
-     typed tools parse their arguments here (INVALID_ARGS lists every violation with its path)
+     typed tools parse their arguments here (INVALID_ARGS lists every violation with its path); a
+     caller that already did both for the definition resolved here (`ToolExecutionInput.parsed`: a host's
+     cards) hands them over, and the call runs with exactly those
   2. pre-execute waterfall (allow / deny / ask; ask proceeds only on "allowed-once")
   3. guards (can only deny)
   4. execute wrappers around the body (outermost first; each may replace the signal, the caller's
@@ -118,6 +120,25 @@ async def run_pipeline(scope: PipelineScope, call: ToolExecutionInput) -> ToolEx
     registry = scope.registry
     token = ToolExecutionToken(registry.next_token_label(call.call_id))
 
+    definition = scope.get(call.name)
+    parsed = call.parsed
+    if (
+        parsed is not None
+        and definition is not None
+        and parsed.definition is definition
+        and isinstance(parsed.frozen, Mapping)
+    ):
+        # The caller snapshotted and parsed these arguments for this very definition (its cards): the
+        # call runs with exactly them, and nothing is parsed twice.
+        execution = ToolExecution(
+            call.call_id, call.name, parsed.frozen, call.signal, token, call.agent, call.parent,
+            call.on_progress, definition.timeout_ms,
+        )  # fmt: skip
+        finalize = definition.finalize_content
+        result: ToolExecutionResult = await _policy_and_dispatch(scope, definition, execution, parsed.typed)
+        result = _finalize(finalize, execution, result)
+        return await _observe(scope, execution, result)
+
     frozen: JsonValue
     early: ToolFailure | None = None
     if isinstance(call.arguments, str):
@@ -141,7 +162,6 @@ async def run_pipeline(scope: PipelineScope, call: ToolExecutionInput) -> ToolEx
                     f"got {type(call.arguments).__name__}.",
                 )
 
-    definition = scope.get(call.name)
     execution = ToolExecution(
         call.call_id,
         call.name,
@@ -154,9 +174,7 @@ async def run_pipeline(scope: PipelineScope, call: ToolExecutionInput) -> ToolEx
         definition.timeout_ms if definition is not None else None,
     )
     if definition is None:
-        result: ToolExecutionResult = failure(
-            errors.UNKNOWN_TOOL, str(errors.ToolNotFoundError(call.name, scope.names()))
-        )
+        result = failure(errors.UNKNOWN_TOOL, str(errors.ToolNotFoundError(call.name, scope.names())))
         return await _observe(scope, execution, result)
     # Snapshot the callback when execution starts, as the contract says.
     finalize = definition.finalize_content

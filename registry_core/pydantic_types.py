@@ -53,11 +53,12 @@ def typed_output(
     """The output's schema, the body value → JSON dump (ToolOutputError), and JSON → the typed value."""
     adapter: TypeAdapter[Any] = TypeAdapter(tp)
     schema = compile_type(tp, mode="serialization")
-    expected = tp if isinstance(tp, type) else None
+    # A model's body may return a plain mapping: it is validated into the model before the dump.
+    model = tp if isinstance(tp, type) and issubclass(tp, BaseModel) else None
 
     def to_json(value: Any) -> JsonValue:
         try:
-            if expected is not None and issubclass(expected, BaseModel) and not isinstance(value, expected):
+            if model is not None and not isinstance(value, model):
                 value = adapter.validate_python(value)
             return adapter.dump_python(value, mode="json", by_alias=True)
         except (ValidationError, TypeError, ValueError) as exc:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 import itertools
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -218,8 +218,9 @@ class ToolRegistry:
 
     # --- execution -------------------------------------------------------------------------------
 
-    async def execute(self, call: ToolExecutionInput) -> ToolExecutionResult:
-        return await self._root.execute(call)
+    def execute(self, call: ToolExecutionInput) -> Coroutine[Any, Any, ToolExecutionResult]:
+        # The pipeline's own coroutine, not one more awaiting it: every call of a session passes here.
+        return self._root.execute(call)
 
     def execution_mode(self, name: str, arguments: Any) -> ExecutionMode:
         return self._root.execution_mode(name, arguments)
@@ -261,7 +262,10 @@ class ToolScope:
         return ToolScope(self.registry, (*self.restrictions, restriction), self._local)
 
     def _admits(self, name: str) -> bool:
-        return self.registry.is_transport(name) or all(r.admits(name) for r in self.restrictions)
+        restrictions = self.restrictions
+        if not restrictions:  # a session's own scope: every call resolves through here
+            return True
+        return self.registry.is_transport(name) or all(r.admits(name) for r in restrictions)
 
     def get(self, name: str) -> ToolDefinition | None:
         local = self._local.get(name)
@@ -338,8 +342,9 @@ class ToolScope:
         except (NotJsonError, Exception):  # noqa: BLE001 - contained by contract
             return "exclusive"
 
-    async def execute(self, call: ToolExecutionInput) -> ToolExecutionResult:
-        return await run_pipeline(self, call)
+    def execute(self, call: ToolExecutionInput) -> Coroutine[Any, Any, ToolExecutionResult]:
+        # The pipeline's own coroutine, not one more awaiting it: every call of a step passes here.
+        return run_pipeline(self, call)
 
 
 def _described(definition: ToolDefinition, nested: list[NestedTool]) -> str:

@@ -39,6 +39,7 @@ from registry_core import (
     CancelSignal,
     CodeDispatchEvent,
     NestedCallProgress,
+    ParsedArguments,
     StatusProgress,
     TerminalCallView,
     TerminalOutputProgress,
@@ -259,6 +260,14 @@ class CardBook:
                 state, mapping.tool_call_refined(wire, call.id, call.name, call.arguments, view, status)
             )
         return presentable.execution_mode() if presentable is not None else "exclusive"
+
+    def parsed(self, call: ToolCallRequest) -> ParsedArguments | None:
+        """The arguments `announce` parsed for `call`'s card, for the registry to run the call with; None
+        when they did not parse, or two calls of the step share its id (each is then parsed on its own)."""
+        state = self.calls.get(call.id)
+        if state is None or state.shared_id or state.arguments is not call.arguments:
+            return None
+        return state.presentable.parsed_arguments() if state.presentable is not None else None
 
     def live_output(self, call_id: str, wire: WireContext) -> LiveOutput:
         """The `LiveOutput` a terminal card's output streams through."""

@@ -334,6 +334,7 @@ class Turn:
                 signal=signal,
                 agent=host.agent,
                 on_progress=cards.on_progress,
+                parsed=cards.parsed(call),
             )
             for call in calls
         ]

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from registry_core import (
+    ParsedArguments,
     ToolDefinition,
     ToolExecution,
     ToolResult,
@@ -33,10 +34,12 @@ PREVIEW_TIMEOUT_S = 10.0
 
 @dataclass(frozen=True, slots=True)
 class Presentable:
-    """A call's definition and its arguments validated for display (parsed once, used for both cards)."""
+    """A call's definition and its arguments validated for display (parsed once, used for both cards and,
+    live, handed to the registry to run with: `parsed_arguments`)."""
 
     definition: ToolDefinition
     typed: Any
+    frozen: Any = None  # the snapshot `typed` was parsed from
 
     @staticmethod
     def of(scope: ToolScope, name: str, arguments: Any) -> Presentable | None:
@@ -54,7 +57,12 @@ class Presentable:
         except ValueError:
             return None
         ok, typed = parse_args_for_display(definition, frozen)
-        return Presentable(definition, typed) if ok else None
+        return Presentable(definition, typed, frozen) if ok else None
+
+    def parsed_arguments(self) -> ParsedArguments:
+        """The arguments as parsed here, for the registry to run the call with (what the cards show is
+        then exactly what runs, and the pipeline need not snapshot and parse them again)."""
+        return ParsedArguments(self.definition, self.frozen, self.typed)
 
     def call_view(self) -> CallViewT | None:
         present, typed = self.definition.present_call, self.typed

@@ -221,6 +221,25 @@ async def test_crlf_bom_and_utf16_files_read_as_text(session: Session) -> None:
     assert utf16.meta["lines"] == ("hé", "wörld")
 
 
+@pytest.mark.skipif(not os.path.isfile("/proc/self/status"), reason="needs Linux procfs")
+async def test_a_file_is_read_to_its_end_whatever_size_it_was_opened_with(session: Session) -> None:
+    # procfs files are regular and say they hold 0 bytes: the small-file path reads on to the real end.
+    result = await session.run("read", {"file_path": "/proc/self/status"})
+
+    assert not result.is_error, result
+    lines = result.meta["lines"]
+    assert lines[0].startswith("Name:") and any(line.startswith("Pid:") for line in lines)
+    assert result.meta["total_lines"] == len(lines) > 10
+
+
+async def test_small_and_mid_sized_files_read_alike_inline_or_by_a_worker(session: Session) -> None:
+    # 40 KB (read inline, from the bare descriptor) and 400 KB (read whole by a worker thread).
+    for name, count in (("small.txt", 4_000), ("mid.txt", 40_000)):
+        lines = write_lines(session.cwd / name, count, newline="\r\n", final=False)
+        result = await session.run("read", {"file_path": name, "offset": count - 2, "limit": 5})
+        assert result.meta["lines"] == tuple(lines[-3:]) and result.meta["total_lines"] == count
+
+
 async def test_large_file_window_at_the_end_is_streamed(session: Session) -> None:
     # 3 MB: above the whole-file threshold, so the chunked two-pass reader runs.
     path = session.cwd / "big.log"

@@ -101,6 +101,19 @@ def test_one_of_needs_exactly_one_branch() -> None:
     assert not is_valid(schema, "x")
 
 
+def test_an_optional_object_takes_null_or_a_valid_object_only() -> None:
+    # A branch of another type is passed over on its type test alone; its verdict must not change.
+    image = {"type": "object", "properties": {"size": {"type": "integer"}}, "required": ["size"]}
+    schema = {"oneOf": [image, {"type": "null"}]}
+    assert is_valid(schema, None) and is_valid(schema, {"size": 3})
+    assert [v.path for v in validate(schema, {"size": "3"})] == [""]
+    assert [v.message for v in validate(schema, "x")] == ["expected one of object | null, got string 'x'"]
+    # Two object branches: an object that fits both matches twice, one that fits neither none.
+    both = {"oneOf": [{"type": "object"}, image, {"type": "array"}]}
+    assert "matched 2" in validate(both, {"size": 1})[0].message
+    assert is_valid(both, {"other": 1}) and is_valid(both, [1])
+
+
 def test_booleans_are_not_numbers_and_integral_floats_are_integers() -> None:
     assert not is_valid({"type": "integer"}, True)
     assert not is_valid({"type": "number"}, False)

@@ -26,6 +26,7 @@ from registry_core import (
     ContextMessage,
     Deny,
     FrozenDict,
+    ParsedArguments,
     TextBlock,
     ToolError,
     ToolExecution,
@@ -118,6 +119,54 @@ async def test_arguments_are_snapshotted_and_deep_frozen() -> None:
     original["nested"]["y"] = 99  # the caller's later mutation does not reach the snapshot
     assert seen[0]["nested"]["y"] == 1
     assert isinstance(seen[0], FrozenDict)
+
+
+def _counting_tool(name: str, parses: list[Any], seen: list[Any]) -> Any:
+    """A tool whose `parse_args` counts its calls and whose body records the typed arguments it got."""
+
+    async def body(args: Any, ctx: ToolRunContext) -> Any:
+        seen.append((args, ctx.execution.arguments))
+        return {"ok": True}
+
+    def parse_args(raw: Any) -> Any:
+        parses.append(raw)
+        return ("typed", raw["path"])
+
+    return raw_tool(name, body, parse_args=parse_args)
+
+
+async def test_arguments_the_caller_parsed_for_this_definition_run_as_they_are() -> None:
+    parses: list[Any] = []
+    seen: list[Any] = []
+    registry = ToolRegistry()
+    definition = _counting_tool("t", parses, seen)
+    registry.register(definition)
+    frozen = snapshot({"path": "a.txt"})
+    typed = definition.parse_args(frozen)  # type: ignore[misc]
+    parsed = ParsedArguments(definition, frozen, typed)
+    result = await registry.execute(call(args={"path": "a.txt"}, parsed=parsed))
+    assert isinstance(result, ToolSuccess), result
+    assert len(parses) == 1  # the caller's parse only: the pipeline parsed nothing again
+    assert seen[0][0] is typed and seen[0][1] is frozen  # the body got exactly what the caller parsed
+
+
+@pytest.mark.parametrize("which", ["another definition", "not an object"])
+async def test_handed_over_arguments_are_ignored_unless_they_fit_the_tool_that_runs(which: str) -> None:
+    parses: list[Any] = []
+    seen: list[Any] = []
+    registry = ToolRegistry()
+    definition = _counting_tool("t", parses, seen)
+    registry.register(definition)
+    if which == "another definition":  # e.g. the tool was replaced between the card and the run
+        parsed = ParsedArguments(_counting_tool("t", [], []), snapshot({"path": "stale"}), ("typed", "stale"))
+        result = await registry.execute(call(args={"path": "a.txt"}, parsed=parsed))
+        assert isinstance(result, ToolSuccess), result
+        assert seen[0][0] == ("typed", "a.txt") and parses == [{"path": "a.txt"}]
+    else:  # a raw tool's display parse accepts any JSON; the pipeline still requires an object
+        parsed = ParsedArguments(definition, (1, 2), (1, 2))
+        result = await registry.execute(call(args=[1, 2], parsed=parsed))
+        assert isinstance(result, ToolFailure) and result.error.code == INVALID_ARGS
+        assert not seen
 
 
 def test_thaw_and_copy_json_give_plain_copies_that_share_nothing_mutable() -> None:

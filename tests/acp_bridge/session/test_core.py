@@ -20,7 +20,6 @@ from acp_bridge.models import (
     ScriptedBackend,
     StepComplete,
     StepRequest,
-    ToolCallRequest,
     parse_script,
 )
 from acp_bridge.session import prompt_slot
@@ -28,6 +27,7 @@ from acp_bridge.session.manager import CoreConfig, SessionManager
 from registry_core import ToolDefinition
 from tests.support.bridge_tools import Starts, tools
 from tests.support.fake_channel import FakeChannel
+from tests.support.steps_backend import StepsBackend
 
 
 def _manager(
@@ -130,24 +130,6 @@ class ListRecorder:
         self.logs[session_id][1].append(json.loads(json.dumps(event)))
 
     def end(self, session_id: str) -> None:
-        return None
-
-
-class StepsBackend:
-    """A model whose turns are lists of steps, each the calls it asks for; unlike the scripted model it
-    may reuse a call id in a later turn, as real models do."""
-
-    name = "steps"
-
-    def __init__(self, turns: list[list[list[dict[str, Any]]]]) -> None:
-        self.turns = turns
-
-    async def stream_step(self, request: StepRequest) -> AsyncIterator[StepComplete]:
-        steps = self.turns[request.turn_index]
-        calls = steps[request.step_index] if request.step_index < len(steps) else []
-        yield StepComplete(tuple(ToolCallRequest(c["id"], c["name"], c["arguments"]) for c in calls))
-
-    async def aclose(self) -> None:
         return None
 
 
