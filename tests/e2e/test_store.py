@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from acp.exceptions import RequestError
 
-from tests.support.bridge_fixtures import StartBridge
+from tests.support.bridge_fixtures import StartBridge, live_and_replayed
 from tests.support.bridge_harness import RecordingClient, fold_cards, selected, write_script
 
 
@@ -87,17 +87,7 @@ async def test_read_cards_of_every_window_shape_replay_as_they_looked_live(
     }
     calls = [{"id": call_id, "name": "read", "arguments": args} for call_id, args in reads.items()]
     script = write_script(tmp_path / "script.json", [[{"tool_calls": calls}, {"text": "Read."}]])
-    live = await bridges("--state-dir", str(state), model=script)
-    await live.initialize()
-    session_id = await live.new_session(workspace)
-    assert await live.prompt(session_id, "read them") == "end_turn"
-    live_cards = fold_cards(live.updates(session_id))
-    await live.stop()
-
-    again = await bridges("--state-dir", str(state), model=script)
-    await again.initialize()
-    await again.conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
-    replayed_cards = fold_cards(again.updates(session_id))
+    live_cards, replayed_cards = await live_and_replayed(bridges, state, workspace, script, "read them")
     assert set(replayed_cards) == set(reads)
     for call_id, card in live_cards.items():
         assert replayed_cards[call_id] == card, call_id

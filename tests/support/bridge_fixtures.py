@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from .bridge_harness import REPO, Bridge, RecordingClient
+from .bridge_harness import REPO, Bridge, RecordingClient, fold_cards
 
 StartBridge = Callable[..., Awaitable[Bridge]]
 
@@ -81,3 +81,20 @@ async def bridges(tmp_path: Path) -> AsyncIterator[StartBridge]:
             assert isinstance(frame, dict), line
             assert frame.get("jsonrpc") == "2.0", line
         assert not bridge.schema_errors, "\n\n".join(bridge.schema_errors)
+
+
+async def live_and_replayed(
+    bridges: StartBridge, state: Path, workspace: Path, script: Path, text: str
+) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
+    """The folded cards of one prompt (`text`) run live by a bridge keeping its log in `state`, and those of
+    the same session loaded by a second bridge after the first stopped: what a reload must reproduce."""
+    live = await bridges("--state-dir", str(state), model=script)
+    await live.initialize()
+    session_id = await live.new_session(workspace)
+    assert await live.prompt(session_id, text) == "end_turn"
+    live_cards = fold_cards(live.updates(session_id))
+    await live.stop()
+    again = await bridges("--state-dir", str(state), model=script)
+    await again.initialize()
+    await again.conn.load_session(cwd=str(workspace), session_id=session_id, mcp_servers=[])
+    return live_cards, fold_cards(again.updates(session_id))
