@@ -91,9 +91,15 @@ class CommitReport:
         self.change: FileChange | None = None
 
     def __call__(self, source: Literal["disk", "editor"]) -> None:
-        change = self._change_of(source)
-        self.change = change
-        report_commit(self._ctx, self._summary_of(change), change_meta(None, change))
+        # Never raises: the file is replaced already, and an error here would fail the call that made it.
+        try:
+            change = self._change_of(source)
+            self.change = change
+            summary, meta = self._summary_of(change), change_meta(None, change)
+        except Exception:
+            log.exception("the change of call %s could not be described for the journal", self._ctx.call_id)
+            return
+        report_commit(self._ctx, summary, meta)
 
     def made(self, source: Literal["disk", "editor"]) -> FileChange:
         """The change made (as told to the journal), once `save_document` returned `source`."""

@@ -121,9 +121,9 @@ def _open_fd(path: str, display: str, landing: Landing) -> tuple[int, os.stat_re
 
 
 def _read_disk(
-    path: str, display: str, first: int, limit: int, landing: Landing, stop: threading.Event
+    fd: int, info: os.stat_result, display: str, first: int, limit: int, stop: threading.Event
 ) -> tuple[list[str], int, int]:
-    fd, info = _open_fd(path, display, landing)
+    """The window of the file open at `fd` (`_open_fd`: checked, `info` its stat), which this closes."""
     with open(fd, "rb") as f:
         head = f.read(SNIFF_BYTES)
         encoding, bom = detect_encoding(head[:4])
@@ -221,8 +221,8 @@ async def _execute(args: ReadArgs, ctx: ToolRunContext) -> ReadValue:
             # Opened on the loop (O_NONBLOCK: no open waits), once: its descriptor's size decides. A small
             # file is read inline, a thread hop costing more than the read (measured ~300 us vs ~30 us per
             # call in benchmarks/bridge_bench.py's 200-read turn), and whole, as `_read_disk` reads any file
-            # up to WHOLE_FILE_LIMIT, from the bare descriptor. A big file is read by a worker thread, which
-            # opens it again.
+            # up to WHOLE_FILE_LIMIT, from the bare descriptor. A big file is read from the same descriptor
+            # by a worker thread (which runs once submitted, so it always closes it).
             fd, info = _open_fd(path, display, landing)
             if info.st_size <= INLINE_MAX_BYTES:
                 try:
@@ -232,9 +232,8 @@ async def _execute(args: ReadArgs, ctx: ToolRunContext) -> ReadValue:
                 text, _, _ = decode(data, display)
                 lines, total, cut = _window_of_text(text, first, limit)
             else:
-                os.close(fd)
                 lines, total, cut = await run_blocking(
-                    lambda stop: _read_disk(path, display, first, limit, landing, stop)
+                    lambda stop: _read_disk(fd, info, display, first, limit, stop)
                 )
         except ToolError as exc:
             raise with_refusal(exc, editor.refusal) from None
